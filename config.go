@@ -1,0 +1,552 @@
+package main
+
+// This file implements configuration. The rules are: one table, configKeys,
+// names every key, its type and default; values come from layers, highest
+// first — command-line flags, the environment, the workspace (.metadata.json
+// "config"), the project (.claude-iterate.json in the project root), the user
+// ($XDG_CONFIG_HOME/claude-iterate/config.json) and the built-in defaults —
+// and the effective value of a key is the one from the highest layer that
+// sets it. A config file may nest keys ({"claude":{"command":…}}) or spell them
+// dotted ({"claude.command":…}). Unknown keys and values of the wrong type are
+// errors naming the file, the position and the key; nothing is ignored.
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+type configKind int
+
+const (
+	kindString configKind = iota
+	kindPath
+	kindCount
+	kindSeconds
+	kindBool
+	kindOutputLevel
+	kindStringList
+	kindEventList
+	kindURL
+	kindConditions
+)
+
+// configKey describes one configuration key.
+type configKey struct {
+	name string
+	kind configKind
+	def  any
+	doc  string
+}
+
+// Output levels.
+const (
+	outputQuiet    = "quiet"
+	outputProgress = "progress"
+	outputVerbose  = "verbose"
+)
+
+// notifyEventNames are the notification events (SPEC §8).
+var notifyEventNames = []string{"execution_start", "iteration", "iteration_milestone", "status_update", "limit_wait", "completion", "error", "stopped"}
+
+// configKeys is the table of every configuration key.
+var configKeys = []configKey{
+	{"workspacesDir", kindPath, "claude-iterate/workspaces", "where workspaces named on the command line live (relative to the project root)"},
+	{"defaultMaxIterations", kindCount, 0, "iterations before a run stops; 0 means 50 in loop mode, 20 in iterative mode"},
+	{"defaultDelay", kindSeconds, 2.0, "seconds to wait between iterations"},
+	{"defaultStagnationThreshold", kindCount, 2, "iterative mode: consecutive iterations without work that stop the run; 0 means never"},
+	{"outputLevel", kindOutputLevel, outputProgress, "quiet, progress or verbose"},
+	{"claude.command", kindString, "claude", "the agent executable (also: --claude, $CLAUDE_ITERATE_CLAUDE)"},
+	{"claude.args", kindStringList, []string{}, "extra arguments given to the agent before -p"},
+	{"notifyUrl", kindURL, "", "URL to POST ntfy-style notifications to; empty means none"},
+	{"notifyEvents", kindEventList, []string{"all"}, "events to notify: all, or some of " + strings.Join(notifyEventNames, ", ")},
+	{"notification.statusWatch.enabled", kindBool, true, "notify when the agent updates .status.json"},
+	{"notification.statusWatch.debounceMs", kindCount, 2000, "milliseconds to wait for .status.json to settle"},
+	{"notification.statusWatch.notifyOnlyMeaningful", kindBool, true, "ignore .status.json changes of the timestamp only"},
+	{"stop", kindConditions, nil, "stop conditions: {\"conditions\":[…], \"success\":[…], \"failure\":[…]} (see 'help run')"},
+}
+
+func lookupConfigKey(name string) *configKey {
+	for i := range configKeys {
+		if configKeys[i].name == name {
+			return &configKeys[i]
+		}
+	}
+	return nil
+}
+
+// Layer names, as the config command shows them.
+const (
+	layerFlag      = "flag"
+	layerEnv       = "env"
+	layerWorkspace = "workspace"
+	layerProject   = "project"
+	layerUser      = "user"
+	layerDefault   = "default"
+)
+
+// configLayer is the keys one source sets.
+type configLayer struct {
+	name   string
+	path   string // the file it came from, if any
+	values map[string]any
+}
+
+// conditionsValue is the "stop" key: kept with its file so that the
+// conditions parser can report faults at their position.
+type conditionsValue struct {
+	doc  *jsonDoc
+	node *jsonNode
+}
+
+// settings is the effective configuration.
+type settings struct {
+	values  map[string]any
+	sources map[string]string
+	layers  []*configLayer
+}
+
+func (s *settings) str(k string) string          { return s.values[k].(string) }
+func (s *settings) count(k string) int           { return s.values[k].(int) }
+func (s *settings) boolean(k string) bool        { return s.values[k].(bool) }
+func (s *settings) list(k string) []string       { return s.values[k].([]string) }
+func (s *settings) seconds(k string) time.Duration {
+	return time.Duration(s.values[k].(float64) * float64(time.Second))
+}
+
+// resolveSettings merges layers, highest first, over the defaults.
+func resolveSettings(layers ...*configLayer) *settings {
+	s := &settings{values: map[string]any{}, sources: map[string]string{}}
+	for _, k := range configKeys {
+		s.values[k.name], s.sources[k.name] = k.def, layerDefault
+	}
+	for i := len(layers) - 1; i >= 0; i-- {
+		l := layers[i]
+		if l == nil {
+			continue
+		}
+		s.layers = append([]*configLayer{l}, s.layers...)
+		for k, v := range l.values {
+			s.values[k], s.sources[k] = v, l.name
+		}
+	}
+	return s
+}
+
+// userConfigPath returns the user's config file path.
+func userConfigPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "claude-iterate", "config.json")
+}
+
+// projectConfigName is the project config file, in the project root.
+const projectConfigName = ".claude-iterate.json"
+
+// loadFileLayer reads a config file; a missing file is an empty layer.
+func loadFileLayer(name, path string) (*configLayer, error) {
+	l := &configLayer{name: name, path: path, values: map[string]any{}}
+	if path == "" {
+		return l, nil
+	}
+	doc, err := readJSONDoc(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		var fe *fileError
+		if errors.As(err, &fe) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if doc.Root.Kind != jsonObject {
+		return nil, doc.errorAt(doc.Root, "", "want a JSON object, got %s", doc.Root.Kind)
+	}
+	if err := parseConfigObject(doc, doc.Root, "", l.values); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// baseLayers loads the user and project layers.
+func baseLayers(projectRoot string) (project, user *configLayer, err error) {
+	user, err = loadFileLayer(layerUser, userConfigPath())
+	if err != nil {
+		return nil, nil, err
+	}
+	project, err = loadFileLayer(layerProject, filepath.Join(projectRoot, projectConfigName))
+	if err != nil {
+		return nil, nil, err
+	}
+	return project, user, nil
+}
+
+// envLayer holds the keys set by environment variables.
+func envLayer() *configLayer {
+	l := &configLayer{name: layerEnv, values: map[string]any{}}
+	if c := os.Getenv("CLAUDE_ITERATE_CLAUDE"); c != "" {
+		l.values["claude.command"] = c
+	}
+	return l
+}
+
+// parseConfigObject checks every key of obj (found under prefix) and stores
+// the values in out.
+func parseConfigObject(doc *jsonDoc, obj *jsonNode, prefix string, out map[string]any) error {
+	for _, k := range obj.Keys {
+		name := prefix + k
+		v := obj.Obj[k]
+		key := lookupConfigKey(name)
+		if key == nil {
+			if v.Kind == jsonObject && isConfigPrefix(name+".") {
+				if err := parseConfigObject(doc, v, name+".", out); err != nil {
+					return err
+				}
+				continue
+			}
+			msg := "unknown key"
+			if s := suggestKey(name); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return doc.errorAt(v, name, "%s", msg)
+		}
+		val, err := parseConfigValue(doc, key, v)
+		if err != nil {
+			var fe *fileError
+			if errors.As(err, &fe) {
+				return err
+			}
+			return doc.errorAt(v, name, "%v", err)
+		}
+		out[name] = val
+	}
+	return nil
+}
+
+func isConfigPrefix(p string) bool {
+	for _, k := range configKeys {
+		if strings.HasPrefix(k.name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// suggestKey returns the configuration key that name most likely meant: one
+// within two edits of it, or whose last part it is.
+func suggestKey(name string) string {
+	lower := strings.ToLower(name)
+	best, bestDist := "", 3
+	for _, k := range configKeys {
+		kl := strings.ToLower(k.name)
+		if strings.HasSuffix(kl, "."+lower) {
+			return k.name
+		}
+		if d := editDistance(kl, lower); d < bestDist {
+			best, bestDist = k.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// parseConfigValue checks one value against its key's kind.
+func parseConfigValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
+	switch key.kind {
+	case kindString, kindPath:
+		if v.Kind != jsonString {
+			return nil, fmt.Errorf("want a string, got %s", v.Kind)
+		}
+		if v.Str == "" && key.kind == kindPath {
+			return nil, fmt.Errorf("must not be empty")
+		}
+		return v.Str, nil
+	case kindCount:
+		return v.Int()
+	case kindSeconds:
+		return v.Float()
+	case kindBool:
+		if v.Kind != jsonBool {
+			return nil, fmt.Errorf("want true or false, got %s", v.Kind)
+		}
+		return v.Bool, nil
+	case kindOutputLevel:
+		if v.Kind != jsonString {
+			return nil, fmt.Errorf("want a string, got %s", v.Kind)
+		}
+		if err := checkOutputLevel(v.Str); err != nil {
+			return nil, err
+		}
+		return v.Str, nil
+	case kindURL:
+		if v.Kind != jsonString {
+			return nil, fmt.Errorf("want a string, got %s", v.Kind)
+		}
+		if err := checkNotifyURL(v.Str); err != nil {
+			return nil, err
+		}
+		return v.Str, nil
+	case kindStringList, kindEventList:
+		if v.Kind != jsonArray {
+			return nil, fmt.Errorf("want an array of strings, got %s", v.Kind)
+		}
+		list := []string{}
+		for i, e := range v.Arr {
+			if e.Kind != jsonString {
+				return nil, doc.errorAt(e, fmt.Sprintf("%s[%d]", key.name, i), "want a string, got %s", e.Kind)
+			}
+			if key.kind == kindEventList {
+				if err := checkNotifyEvent(e.Str); err != nil {
+					return nil, doc.errorAt(e, fmt.Sprintf("%s[%d]", key.name, i), "%v", err)
+				}
+			}
+			list = append(list, e.Str)
+		}
+		return list, nil
+	case kindConditions:
+		if v.Kind != jsonObject {
+			return nil, fmt.Errorf("want an object, got %s", v.Kind)
+		}
+		return &conditionsValue{doc: doc, node: v}, nil
+	}
+	panic("unreachable")
+}
+
+func checkOutputLevel(s string) error {
+	switch s {
+	case outputQuiet, outputProgress, outputVerbose:
+		return nil
+	}
+	return fmt.Errorf("unknown output level %q (want quiet, progress or verbose)", s)
+}
+
+func checkNotifyURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("not an http(s) URL: %q", redactURL(s))
+	}
+	return nil
+}
+
+func checkNotifyEvent(s string) error {
+	if s == "all" {
+		return nil
+	}
+	for _, e := range notifyEventNames {
+		if s == e {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown event %q (want all, or one of %s)", s, strings.Join(notifyEventNames, ", "))
+}
+
+// redactURL hides a URL's credentials, which must never reach logs or output.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		if i := strings.Index(s, "@"); i >= 0 && strings.Contains(s[:i], "://") {
+			return s[:strings.Index(s, "://")+3] + "xxxxx@" + s[i+1:]
+		}
+		return s
+	}
+	u.User = url.User("xxxxx")
+	return u.String()
+}
+
+// displayValue formats a value for the config command's table.
+func displayValue(key *configKey, v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(none)"
+	case string:
+		if key.kind == kindURL {
+			if x == "" {
+				return "(none)"
+			}
+			return redactURL(x)
+		}
+		return x
+	case []string:
+		b, _ := json.Marshal(x)
+		return string(b)
+	case *conditionsValue:
+		b, _ := json.Marshal(x.node.Value())
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// jsonValue returns v in the form the config command's --json shows.
+func jsonValue(key *configKey, v any) any {
+	switch x := v.(type) {
+	case string:
+		if key.kind == kindURL {
+			return redactURL(x)
+		}
+	case *conditionsValue:
+		return x.node.Value()
+	}
+	return v
+}
+
+var configCommand = &command{
+	name:    "config",
+	summary: "show the effective configuration and where each value comes from",
+	usage: `Usage: claude-iterate config [<workspace>] [--json]
+
+Shows every configuration key with its effective value and the layer it
+comes from. Layers, highest first:
+
+  flag       command-line flags of 'run'
+  env        $CLAUDE_ITERATE_CLAUDE (claude.command)
+  workspace  "config" in <workspace>/.metadata.json (set by 'init' flags)
+  project    .claude-iterate.json in the project root (the current directory)
+  user       $XDG_CONFIG_HOME/claude-iterate/config.json (~/.config/... by default)
+  default    built in
+
+Config files are JSON objects; keys may be nested or dotted:
+
+  {"defaultDelay": 5, "claude": {"args": ["--model", "opus"]}}
+
+Options:
+  --json   print {"key": {"value": …, "source": …}, …} instead of a table
+
+Keys:
+%s
+Examples:
+  claude-iterate config
+  claude-iterate config demo --json
+`,
+}
+
+func init() {
+	var b strings.Builder
+	for _, k := range configKeys {
+		fmt.Fprintf(&b, "  %s\n      %s\n", k.name, k.doc)
+	}
+	configCommand.usage = fmt.Sprintf(configCommand.usage, b.String())
+	configCommand.run = runConfig
+}
+
+func runConfig(env *cliEnv, args []string) error {
+	fs := newFlagSet("config")
+	asJSON := fs.Bool("json", false, "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	layers := []*configLayer{envLayer()}
+	var ws *workspace
+	if len(pos) == 1 {
+		base := resolveSettings(envLayer(), project, user)
+		ws, err = openWorkspace(env.projectRoot, base.str("workspacesDir"), pos[0])
+		if err != nil {
+			return err
+		}
+		layers = append(layers, ws.meta.configLayer)
+	}
+	layers = append(layers, project, user)
+	s := resolveSettings(layers...)
+	return printSettings(env.stdout, s, ws, *asJSON)
+}
+
+func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
+	if asJSON {
+		type entry struct {
+			Value  any    `json:"value"`
+			Source string `json:"source"`
+		}
+		out := map[string]entry{}
+		for _, k := range configKeys {
+			out[k.name] = entry{jsonValue(&k, s.values[k.name]), s.sources[k.name]}
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	for _, k := range configKeys {
+		v := displayValue(&k, s.values[k.name])
+		if k.name == "defaultMaxIterations" && s.values[k.name] == 0 {
+			if ws != nil {
+				v = fmt.Sprintf("0 (%d in %s mode)", defaultMaxIterationsFor(ws.meta.Mode), ws.meta.Mode)
+			} else {
+				v = fmt.Sprintf("0 (%d in loop mode, %d in iterative mode)", defaultMaxIterationsFor(modeLoop), defaultMaxIterationsFor(modeIterative))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.name, v, s.sources[k.name])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, l := range s.layers {
+		if l.path == "" {
+			continue
+		}
+		state := "found"
+		if _, err := os.Stat(l.path); err != nil {
+			state = "not found"
+		}
+		fmt.Fprintf(w, "%s config: %s (%s)\n", l.name, l.path, state)
+	}
+	return nil
+}
+
+// flagLayer builds the flag layer from the flags of fs that were set, each
+// mapped to its configuration key.
+func flagLayer(fs *flag.FlagSet, keyOf map[string]string, valueOf func(flagName string) any) *configLayer {
+	l := &configLayer{name: layerFlag, values: map[string]any{}}
+	fs.Visit(func(f *flag.Flag) {
+		if k, ok := keyOf[f.Name]; ok {
+			l.values[k] = valueOf(f.Name)
+		}
+	})
+	return l
+}

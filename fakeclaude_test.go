@@ -1,0 +1,247 @@
+package main
+
+// This file implements the fake claude CLI that testscript scenarios run in
+// place of the real one. Its behaviour is a script named by $FAKE_CLAUDE (a
+// file, relative to the current directory); each line is one directive, run in
+// order. A line may start with a call filter — [2] only on the second call,
+// [2-] from the second on, [1-3] on the first three — counted in the file
+// $FAKE_CLAUDE.calls. Without $FAKE_CLAUDE the fake streams a minimal
+// successful session.
+//
+// Directives:
+//
+//	record DIR           write DIR/argv-N, DIR/stdin-N, DIR/env-N for call N
+//	emit JSON            print one line to stdout
+//	print TEXT           print TEXT (unquoted, may be malformed JSON) to stdout
+//	printn TEXT          print TEXT without a final newline
+//	replay FILE          copy FILE to stdout ($VARS expanded in FILE)
+//	text TEXT            an assistant text event
+//	result TEXT          a success result event with result TEXT
+//	error-result TEXT    an error result (is_error true) with result TEXT
+//	bigline N            an assistant text event of N bytes
+//	stderr TEXT          print TEXT to stderr
+//	write FILE TEXT      write TEXT (with \n escapes) to FILE
+//	touch FILE           create FILE
+//	pid FILE             write the fake's pid to FILE
+//	wait-file FILE       block until FILE exists (the test's go-ahead)
+//	sleep DURATION       sleep (the agent's own pace, never test sync)
+//	trap-int DURATION    on SIGINT: say so on stderr, clean up for DURATION,
+//	                     touch $FAKE_CLAUDE.cleaned, emit an
+//	                     error_during_execution result and exit 0
+//	ignore SIG...        ignore INT, TERM, HUP
+//	grandchild PIDFILE [pipe]
+//	                     start a sleeper in its own session (as the real CLI
+//	                     runs its tools), recording its pid; with "pipe" it
+//	                     keeps the fake's stdout open
+//	hang                 block forever
+//	exit N               exit with status N
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func fakeClaudeMain() {
+	os.Exit(fakeClaude())
+}
+
+func fakeClaude() int {
+	// Like the real CLI in -p mode, read the prompt from stdin to EOF.
+	stdin, _ := io.ReadAll(os.Stdin)
+	script := os.Getenv("FAKE_CLAUDE")
+	if script == "" {
+		fakeEmit(map[string]any{"type": "system", "subtype": "init", "session_id": "fake", "tools": []string{"Bash"}, "model": "fake"})
+		fakeEmit(fakeAssistantText("Hello from the fake claude."))
+		fakeEmit(fakeResult(false, "done"))
+		return 0
+	}
+	data, err := os.ReadFile(script)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
+		return 3
+	}
+	call := fakeNextCall(script + ".calls")
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for lineNo, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			end := strings.Index(line, "]")
+			if end < 0 || !fakeCallMatches(line[1:end], call) {
+				continue
+			}
+			line = strings.TrimSpace(line[end+1:])
+		}
+		verb, arg, _ := strings.Cut(line, " ")
+		arg = os.ExpandEnv(arg)
+		if code, done := fakeDirective(out, verb, arg, call, script, stdin); done {
+			return code
+		}
+		_ = lineNo
+	}
+	return 0
+}
+
+// fakeDirective runs one directive; done reports that the fake must exit with
+// code.
+func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string, stdin []byte) (code int, done bool) {
+	flush := func() { out.Flush() }
+	switch verb {
+	case "record":
+		os.MkdirAll(arg, 0o755)
+		n := strconv.Itoa(call)
+		os.WriteFile(filepath.Join(arg, "argv-"+n), []byte(strings.Join(os.Args[1:], "\n")+"\n"), 0o644)
+		os.WriteFile(filepath.Join(arg, "stdin-"+n), stdin, 0o644)
+		env := os.Environ()
+		sort.Strings(env)
+		os.WriteFile(filepath.Join(arg, "env-"+n), []byte(strings.Join(env, "\n")+"\n"), 0o644)
+	case "emit":
+		fmt.Fprintln(out, arg)
+		flush()
+	case "print":
+		fmt.Fprintln(out, arg)
+		flush()
+	case "printn":
+		fmt.Fprint(out, arg)
+		flush()
+	case "replay":
+		f, err := os.Open(arg)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
+			return 3, true
+		}
+		io.Copy(out, f)
+		f.Close()
+		flush()
+	case "text":
+		fakeEmitTo(out, fakeAssistantText(arg))
+		flush()
+	case "result":
+		fakeEmitTo(out, fakeResult(false, arg))
+		flush()
+	case "error-result":
+		fakeEmitTo(out, fakeResult(true, arg))
+		flush()
+	case "bigline":
+		n, _ := strconv.Atoi(arg)
+		fakeEmitTo(out, fakeAssistantText(strings.Repeat("x", n)))
+		flush()
+	case "stderr":
+		fmt.Fprintln(os.Stderr, arg)
+	case "write":
+		file, text, _ := strings.Cut(arg, " ")
+		os.WriteFile(file, []byte(strings.ReplaceAll(text, `\n`, "\n")), 0o644)
+	case "touch":
+		os.WriteFile(arg, nil, 0o644)
+	case "pid":
+		os.WriteFile(arg, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	case "wait-file":
+		for !fileExists(arg) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	case "sleep":
+		d, _ := time.ParseDuration(arg)
+		time.Sleep(d)
+	case "trap-int":
+		d, _ := time.ParseDuration(arg)
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGINT)
+		go func() {
+			<-c
+			fmt.Fprintln(os.Stderr, "fake claude: got SIGINT, cleaning up")
+			time.Sleep(d)
+			os.WriteFile(script+".cleaned", nil, 0o644)
+			out.Flush()
+			b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 1, "total_cost_usd": 0.001})
+			os.Stdout.Write(append(b, '\n'))
+			os.Exit(0)
+		}()
+	case "ignore":
+		for _, s := range strings.Fields(arg) {
+			signal.Ignore(map[string]os.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP}[s])
+		}
+	case "grandchild":
+		pidFile, mode, _ := strings.Cut(arg, " ")
+		cmd := exec.Command("sleep", "3600")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if mode == "pipe" {
+			cmd.Stdout = os.Stdout
+		}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
+			return 3, true
+		}
+		os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	case "hang":
+		flush()
+		select {}
+	case "exit":
+		n, _ := strconv.Atoi(arg)
+		return n, true
+	default:
+		fmt.Fprintf(os.Stderr, "fake claude: unknown directive %q\n", verb)
+		return 3, true
+	}
+	return 0, false
+}
+
+// fakeNextCall increments and returns the call counter kept in path.
+func fakeNextCall(path string) int {
+	data, _ := os.ReadFile(path)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	n++
+	os.WriteFile(path, []byte(strconv.Itoa(n)), 0o644)
+	return n
+}
+
+// fakeCallMatches reports whether call is in the filter "N", "N-" or "N-M".
+func fakeCallMatches(filter string, call int) bool {
+	lo, hi, isRange := strings.Cut(filter, "-")
+	from, err := strconv.Atoi(lo)
+	if err != nil {
+		return false
+	}
+	if !isRange {
+		return call == from
+	}
+	if hi == "" {
+		return call >= from
+	}
+	to, err := strconv.Atoi(hi)
+	return err == nil && call >= from && call <= to
+}
+
+func fakeAssistantText(text string) map[string]any {
+	return map[string]any{"type": "assistant", "message": map[string]any{
+		"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}},
+	}, "session_id": "fake"}
+}
+
+func fakeResult(isError bool, text string) map[string]any {
+	return map[string]any{"type": "result", "subtype": "success", "is_error": isError, "result": text,
+		"num_turns": 1, "total_cost_usd": 0.01, "duration_ms": 5, "session_id": "fake"}
+}
+
+func fakeEmit(v map[string]any) {
+	b, _ := json.Marshal(v)
+	os.Stdout.Write(append(b, '\n'))
+}
+
+func fakeEmitTo(w io.Writer, v map[string]any) {
+	b, _ := json.Marshal(v)
+	w.Write(append(b, '\n'))
+}

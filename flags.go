@@ -1,0 +1,166 @@
+package main
+
+// This file implements command-line parsing shared by every command. The
+// rules are: flags and positional arguments may be interleaved ("init demo
+// -m 5"), "--" ends the flags, both -flag and --flag are accepted, -h and
+// --help print the command's manual to stdout and exit 0, and every other
+// problem is a usage error naming the flag and the value.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// errHelp asks for the command's manual on stdout.
+var errHelp = errors.New("help requested")
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses args into fs, allowing positional arguments between flags,
+// and returns the positional arguments. More than maxPositional of them is a
+// usage error.
+func parseFlags(fs *flag.FlagSet, args []string, maxPositional int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, usagef("%s", flagErrorText(err, args))
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		// Parse stops at the first non-flag argument, or after "--", which
+		// ends the flags for good.
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if len(pos) > maxPositional {
+		if maxPositional == 0 {
+			return nil, usagef("unexpected argument %q", pos[0])
+		}
+		return nil, usagef("too many arguments: %q", pos[maxPositional])
+	}
+	return pos, nil
+}
+
+// flagErrorText rewords flag's errors: it says "-name" even when the user
+// typed --name, and "provided but not defined" is obscure.
+func flagErrorText(err error, args []string) string {
+	s := err.Error()
+	if name, ok := strings.CutPrefix(s, "flag provided but not defined: "); ok {
+		return "unknown flag " + asTyped(name, args)
+	}
+	if i := strings.Index(s, " for flag -"); i >= 0 {
+		rest := s[i+len(" for flag "):]
+		name, tail, _ := strings.Cut(rest, ":")
+		return s[:i] + " for flag " + asTyped(name, args) + ":" + tail
+	}
+	return s
+}
+
+// asTyped returns flag name ("-x") as the user spelled it in args.
+func asTyped(name string, args []string) string {
+	for _, a := range args {
+		a, _, _ = strings.Cut(a, "=")
+		if a == "-"+name {
+			return a
+		}
+	}
+	return name
+}
+
+// durationFlag is a flag.Value holding a non-negative Go duration.
+type durationFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (f *durationFlag) String() string { return f.d.String() }
+func (f *durationFlag) Set(s string) error {
+	d, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	f.d, f.set = d, true
+	return nil
+}
+
+// parseDuration accepts Go durations ("2h30m") and the spaced form "1h 30m",
+// and rejects negative ones.
+func parseDuration(s string) (time.Duration, error) {
+	t := strings.Join(strings.Fields(s), "")
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("not a duration (want e.g. 90s, 2h30m)")
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("must not be negative")
+	}
+	return d, nil
+}
+
+// countFlag is a flag.Value holding a non-negative int.
+type countFlag struct {
+	n   int
+	set bool
+}
+
+func (f *countFlag) String() string { return fmt.Sprint(f.n) }
+func (f *countFlag) Set(s string) error {
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil || fmt.Sprint(n) != strings.TrimPrefix(s, "+") {
+		return fmt.Errorf("not a whole number")
+	}
+	if n < 0 {
+		return fmt.Errorf("must not be negative")
+	}
+	f.n, f.set = n, true
+	return nil
+}
+
+// secondsFlag is a flag.Value holding a non-negative number of seconds.
+type secondsFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (f *secondsFlag) String() string { return fmt.Sprint(f.d.Seconds()) }
+func (f *secondsFlag) Set(s string) error {
+	var x float64
+	if _, err := fmt.Sscan(s, &x); err != nil || strings.TrimSpace(s) != s || x != x {
+		return fmt.Errorf("not a number of seconds")
+	}
+	if x < 0 {
+		return fmt.Errorf("must not be negative")
+	}
+	if x > 1e9 {
+		return fmt.Errorf("too large")
+	}
+	f.d, f.set = time.Duration(x*float64(time.Second)), true
+	return nil
+}
+
+// stringFlag is a flag.Value holding a string, remembering whether it was set.
+type stringFlag struct {
+	s   string
+	set bool
+}
+
+func (f *stringFlag) String() string     { return f.s }
+func (f *stringFlag) Set(s string) error { f.s, f.set = s, true; return nil }

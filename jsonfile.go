@@ -1,0 +1,375 @@
+package main
+
+// This file implements the tool's JSON files. The rules are: every file the
+// tool writes is written atomically (a temporary file in the same directory,
+// synced, then renamed over the target), so a crash never leaves half a file;
+// and every file the tool reads is reported, when wrong, with its path, the
+// line and column of the fault and the key it concerns — never silently reset.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// writeJSONAtomic writes v as indented JSON to path, atomically.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+// fileError is a fault in a file the tool reads: path, position, the key it
+// concerns (a JSON path such as "claude.args" or "conditions[1].pattern") and
+// what is wrong.
+type fileError struct {
+	Path      string
+	Line, Col int // 0 when unknown
+	Key       string
+	Msg       string
+}
+
+func (e *fileError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	if off < 0 {
+		off = 0
+	}
+	before := data[:off]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// jsonNode is a parsed JSON value that remembers where it stood, so that a
+// value of the wrong type can be reported at its line and column.
+type jsonNode struct {
+	Kind jsonKind
+	Off  int64 // offset of the value's first byte
+	Str  string
+	Num  json.Number
+	Bool bool
+	Keys []string // object keys in file order
+	Obj  map[string]*jsonNode
+	Arr  []*jsonNode
+}
+
+type jsonKind int
+
+const (
+	jsonNull jsonKind = iota
+	jsonBool
+	jsonNumber
+	jsonString
+	jsonArray
+	jsonObject
+)
+
+func (k jsonKind) String() string {
+	return [...]string{"null", "boolean", "number", "string", "array", "object"}[k]
+}
+
+// jsonDoc is a parsed JSON file: its tree and what is needed to report faults
+// in it.
+type jsonDoc struct {
+	Path string
+	Data []byte
+	Root *jsonNode
+}
+
+// errorAt returns a fileError for node n (nil: no position) at key.
+func (d *jsonDoc) errorAt(n *jsonNode, key, format string, args ...any) error {
+	e := &fileError{Path: d.Path, Key: key, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Col = position(d.Data, n.Off)
+	}
+	return e
+}
+
+// readJSONDoc reads and parses path. A missing file is returned as an error
+// satisfying errors.Is(err, os.ErrNotExist).
+func readJSONDoc(path string) (*jsonDoc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseJSONDoc(path, data)
+}
+
+// parseJSONDoc parses data, read from path, into a jsonDoc.
+func parseJSONDoc(path string, data []byte) (*jsonDoc, error) {
+	doc := &jsonDoc{Path: path, Data: data}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	root, err := parseJSONValue(dec, 0)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			off := dec.InputOffset()
+			line, col := position(data, off)
+			return nil, &fileError{Path: path, Line: line, Col: col, Msg: "unexpected data after the JSON value"}
+		}
+	}
+	if err != nil {
+		off := dec.InputOffset()
+		var se *json.SyntaxError
+		msg := err.Error()
+		var de *duplicateKeyError
+		if errors.As(err, &se) {
+			off = se.Offset
+			msg = "invalid JSON: " + se.Error()
+		} else if errors.As(err, &de) {
+			off = de.off
+			msg = fmt.Sprintf("duplicate key %q", de.key)
+		} else if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			off = int64(len(data))
+			msg = "invalid JSON: unexpected end of file"
+			if len(bytes.TrimSpace(data)) == 0 {
+				msg = "empty file (want a JSON object)"
+			}
+		}
+		line, col := position(data, off)
+		return nil, &fileError{Path: path, Line: line, Col: col, Msg: msg}
+	}
+	fixOffsets(data, root)
+	doc.Root = root
+	return doc, nil
+}
+
+// duplicateKeyError is an object with the same key twice: encoding/json keeps
+// the last silently, which hides mistakes in hand-written config.
+type duplicateKeyError struct {
+	key string
+	off int64
+}
+
+func (e *duplicateKeyError) Error() string { return fmt.Sprintf("duplicate key %q", e.key) }
+
+const maxJSONDepth = 200
+
+func parseJSONValue(dec *json.Decoder, depth int) (*jsonNode, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("nested too deeply")
+	}
+	// InputOffset is the end of the previous token; skip the white space and
+	// separators so that the node points at its own first byte.
+	off := dec.InputOffset()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	n := &jsonNode{Off: off}
+	switch t := tok.(type) {
+	case nil:
+		n.Kind = jsonNull
+	case bool:
+		n.Kind, n.Bool = jsonBool, t
+	case json.Number:
+		n.Kind, n.Num = jsonNumber, t
+	case string:
+		n.Kind, n.Str = jsonString, t
+	case json.Delim:
+		switch t {
+		case '[':
+			n.Kind = jsonArray
+			for dec.More() {
+				v, err := parseJSONValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.Arr = append(n.Arr, v)
+			}
+		case '{':
+			n.Kind = jsonObject
+			n.Obj = map[string]*jsonNode{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k := kt.(string)
+				v, err := parseJSONValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if _, dup := n.Obj[k]; dup {
+					return nil, &duplicateKeyError{key: k, off: v.Off}
+				}
+				n.Keys = append(n.Keys, k)
+				n.Obj[k] = v
+			}
+		}
+		if _, err := dec.Token(); err != nil { // closing delimiter
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// fixOffsets moves each node's offset past white space, commas and colons to
+// the first byte of its value; json.Decoder reports offsets at the end of the
+// previous token.
+func fixOffsets(data []byte, n *jsonNode) {
+	for n.Off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[n.Off]) >= 0 {
+		n.Off++
+	}
+	for _, c := range n.Arr {
+		fixOffsets(data, c)
+	}
+	for _, c := range n.Obj {
+		fixOffsets(data, c)
+	}
+}
+
+// Value converts the node to plain Go values (map[string]any, []any, string,
+// float64 or json.Number, bool, nil).
+func (n *jsonNode) Value() any {
+	switch n.Kind {
+	case jsonBool:
+		return n.Bool
+	case jsonNumber:
+		return n.Num
+	case jsonString:
+		return n.Str
+	case jsonArray:
+		out := make([]any, len(n.Arr))
+		for i, c := range n.Arr {
+			out[i] = c.Value()
+		}
+		return out
+	case jsonObject:
+		out := make(map[string]any, len(n.Obj))
+		for k, c := range n.Obj {
+			out[k] = c.Value()
+		}
+		return out
+	}
+	return nil
+}
+
+// Int returns the node as a non-negative int, or an error describing why it
+// is not one.
+func (n *jsonNode) Int() (int, error) {
+	if n.Kind != jsonNumber {
+		return 0, fmt.Errorf("want a whole number, got %s", n.Kind)
+	}
+	i, err := strconv.Atoi(n.Num.String())
+	if err != nil {
+		return 0, fmt.Errorf("want a whole number, got %s", n.Num)
+	}
+	if i < 0 {
+		return 0, fmt.Errorf("must not be negative, got %d", i)
+	}
+	return i, nil
+}
+
+// Float returns the node as a non-negative number.
+func (n *jsonNode) Float() (float64, error) {
+	if n.Kind != jsonNumber {
+		return 0, fmt.Errorf("want a number, got %s", n.Kind)
+	}
+	f, err := n.Num.Float64()
+	if err != nil {
+		return 0, fmt.Errorf("want a number, got %s", n.Num)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("must not be negative, got %s", n.Num)
+	}
+	return f, nil
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// decodeJSONFile decodes data (read from path) into v and reports faults with position and field.
+func decodeJSONFile(path string, data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line, col := position(data, se.Offset)
+			return &fileError{Path: path, Line: line, Col: col, Msg: "invalid JSON: " + se.Error()}
+		case errors.As(err, &te):
+			line, col := position(data, te.Offset)
+			return &fileError{Path: path, Line: line, Col: col, Key: te.Field, Msg: fmt.Sprintf("want %s, got %s", te.Type, te.Value)}
+		case errors.Is(err, io.EOF):
+			return &fileError{Path: path, Msg: "empty file (want a JSON object)"}
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			line, col := position(data, int64(len(data)))
+			return &fileError{Path: path, Line: line, Col: col, Msg: "invalid JSON: unexpected end of file"}
+		}
+		return &fileError{Path: path, Msg: err.Error()}
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var updateScripts = flag.Bool("u", false, "update testscript files with the actual output")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"claude-iterate": main,
+		"claude":         fakeClaudeMain,
+	})
+}
+
+func TestScript(t *testing.T) {
+	t.Parallel()
+	fixtures, err := filepath.Abs("testdata/fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		UpdateScripts:       *updateScripts,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			return nil
+		},
+		Cmds: scriptCommands(),
+	})
+}
+
+// scriptCommands are the custom testscript commands.
+func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"status": cmdStatus,
+	}
+	for k, v := range ptyCommands() {
+		cmds[k] = v
+	}
+	return cmds
+}
+
+// cmdStatus runs a command and asserts its exact exit status; a death by
+// signal n counts as 128+n, as a shell reports it.
+//
+//	status N command [args...]
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: bad exit status %q", args[0])
+	}
+	got := exitStatus(ts.Exec(args[1], args[2:]...))
+	if got < 0 {
+		ts.Fatalf("status: running %s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d; want %d", args[1], got, want)
+	}
+}
+
+// exitStatus maps a command's error to a shell-style status: 128+n for a
+// death by signal n, -1 when it did not run.
+func exitStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return -1
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}
+
+// fileExists reports whether path exists.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

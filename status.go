@@ -1,0 +1,272 @@
+package main
+
+// This file implements the list and status commands: read-only views of
+// workspaces. A corrupt workspace is reported (file, position, fault) without
+// hiding the others.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+var listCommand = &command{
+	name:    "list",
+	summary: "list workspaces with status, iterations and progress",
+	usage: `Usage: claude-iterate list
+
+Lists the workspaces under the workspaces directory (claude-iterate/workspaces
+by default, see 'claude-iterate config'), and a ralph-mode run's state in the
+current directory, with mode, status, iterations run, progress and last run.
+A status of "running?" is a run that ended without cleaning up (killed with
+SIGKILL, or a crash).
+
+Example:
+  claude-iterate list
+`,
+}
+
+var statusCommand = &command{
+	name:    "status",
+	summary: "show one workspace in detail, including why its last run stopped",
+	usage: `Usage: claude-iterate status [<workspace>] [--json]
+
+Shows a workspace: mode, status, iterations, progress (.status.json, or
+TODO.md's checklist), the agent's summary, whether a stop is requested, why
+the last run stopped and its exit code, and the stop conditions' progress.
+Without <workspace>, shows the ralph-mode run of the current directory.
+
+Options:
+  --json   print the same as a JSON object
+
+Examples:
+  claude-iterate status demo
+  claude-iterate status ./tasks/refactor --json
+`,
+}
+
+func init() {
+	listCommand.run = runList
+	statusCommand.run = runStatus
+}
+
+func runList(env *cliEnv, args []string) error {
+	fs := newFlagSet("list")
+	if _, err := parseFlags(fs, args, 0); err != nil {
+		return err
+	}
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	s := resolveSettings(envLayer(), project, user)
+	dir := s.str("workspacesDir")
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(env.projectRoot, dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("reading workspaces directory: %w", err)
+	}
+	var spaces []*workspace
+	var broken []error
+	for _, e := range entries {
+		if !e.IsDir() || !nameRE.MatchString(e.Name()) {
+			continue
+		}
+		w := &workspace{Name: e.Name(), Dir: filepath.Join(dir, e.Name())}
+		w.StateDir = w.Dir
+		if err := w.load(); err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				broken = append(broken, err)
+			}
+			continue
+		}
+		spaces = append(spaces, w)
+	}
+	if rw := ralphWorkspace(env.projectRoot); rw.load() == nil {
+		rw.Name = "."
+		spaces = append(spaces, rw)
+	}
+	sort.Slice(spaces, func(i, j int) bool { return spaces[i].Name < spaces[j].Name })
+	if len(spaces) == 0 && len(broken) == 0 {
+		fmt.Fprintf(env.stdout, "No workspaces in %s.\n", relPath(env.projectRoot, dir))
+		fmt.Fprintf(env.stdout, "Create one with: claude-iterate init <name> --instructions TASK.md\n")
+		return nil
+	}
+	if len(spaces) > 0 {
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tMODE\tSTATUS\tITERATIONS\tPROGRESS\tLAST RUN")
+		for _, w := range spaces {
+			ts, _ := readTaskStatus(w)
+			last := "never"
+			if w.meta.LastRun != nil {
+				last = w.meta.LastRun.Local().Format("2006-01-02 15:04")
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", w.Name, w.meta.Mode, w.displayStatus(), w.meta.Iterations, ts.progressText(), last)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, err := range broken {
+		fmt.Fprintf(env.stderr, "%s: %v\n", progName, err)
+	}
+	if len(broken) > 0 {
+		return &exitCodeError{code: exitError}
+	}
+	return nil
+}
+
+// statusReport is the status command's --json form.
+type statusReport struct {
+	Name           string       `json:"name"`
+	Path           string       `json:"path"`
+	Mode           string       `json:"mode"`
+	Status         string       `json:"status"`
+	Running        bool         `json:"running"`
+	PID            int          `json:"pid,omitempty"`
+	Created        time.Time    `json:"created"`
+	LastRun        *time.Time   `json:"lastRun,omitempty"`
+	Iterations     int          `json:"iterations"`
+	LastRunIters   int          `json:"lastRunIterations"`
+	FailedIters    int          `json:"failedIterations"`
+	TotalCostUSD   float64      `json:"totalCostUsd"`
+	Progress       *progressRep `json:"progress,omitempty"`
+	Complete       bool         `json:"complete"`
+	Summary        string       `json:"summary,omitempty"`
+	ProgressSource string       `json:"progressSource,omitempty"`
+	StopRequested  bool         `json:"stopRequested"`
+	LastStopReason string       `json:"lastStopReason,omitempty"`
+	LastExitCode   *int         `json:"lastExitCode,omitempty"`
+	Conditions     []condReport `json:"conditions,omitempty"`
+	Warning        string       `json:"warning,omitempty"`
+}
+
+type progressRep struct {
+	Completed int `json:"completed"`
+	Total     int `json:"total"`
+}
+
+func runStatus(env *cliEnv, args []string) error {
+	fs := newFlagSet("status")
+	asJSON := fs.Bool("json", false, "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	w, err := workspaceFromArgs(env, pos)
+	if err != nil {
+		return err
+	}
+	ts, warn := readTaskStatus(w)
+	_, stopErr := os.Lstat(w.stopPath())
+	m := w.meta
+	r := statusReport{
+		Name: w.Name, Path: w.Dir, Mode: m.Mode, Status: w.displayStatus(), PID: w.runningPID(),
+		Created: m.Created, LastRun: m.LastRun, Iterations: m.Iterations, LastRunIters: m.LastRunIterations,
+		FailedIters: m.FailedIterations, TotalCostUSD: m.TotalCostUSD, Complete: ts.Complete, Summary: ts.Summary,
+		ProgressSource: ts.Source, StopRequested: stopErr == nil, LastStopReason: m.LastStopReason,
+		LastExitCode: m.LastExitCode, Conditions: m.Conditions,
+	}
+	r.Running = r.PID != 0
+	if ts.HasProgress {
+		r.Progress = &progressRep{ts.Completed, ts.Total}
+	}
+	if warn != nil && ts.Source != statusFile && m.Iterations > 0 {
+		r.Warning = warn.Error()
+	}
+	if *asJSON {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "%s\n", b)
+		return nil
+	}
+	out := env.stdout
+	fmt.Fprintf(out, "Workspace:   %s\n", r.Name)
+	fmt.Fprintf(out, "Path:        %s\n", relPath(env.projectRoot, r.Path))
+	fmt.Fprintf(out, "Mode:        %s\n", r.Mode)
+	status := r.Status
+	if r.Running {
+		status = fmt.Sprintf("%s (pid %d)", status, r.PID)
+	}
+	fmt.Fprintf(out, "Status:      %s\n", status)
+	fmt.Fprintf(out, "Created:     %s\n", r.Created.Local().Format(time.DateTime))
+	if r.LastRun != nil {
+		fmt.Fprintf(out, "Last run:    %s\n", r.LastRun.Local().Format(time.DateTime))
+	} else {
+		fmt.Fprintf(out, "Last run:    never\n")
+	}
+	fmt.Fprintf(out, "Iterations:  %d in all, %d in the last run, %d failed\n", r.Iterations, r.LastRunIters, r.FailedIters)
+	if r.TotalCostUSD > 0 {
+		fmt.Fprintf(out, "Cost:        $%.2f\n", r.TotalCostUSD)
+	}
+	prog := ts.progressText()
+	if ts.Source != "" {
+		prog += " (from " + ts.Source + ")"
+	}
+	if ts.Complete {
+		prog += ", complete"
+	}
+	fmt.Fprintf(out, "Progress:    %s\n", prog)
+	if r.Summary != "" {
+		fmt.Fprintf(out, "Summary:     %s\n", r.Summary)
+	}
+	if r.StopRequested {
+		fmt.Fprintf(out, "Stop:        requested (%s exists; 'claude-iterate stop --cancel' removes it)\n", stopFile)
+	}
+	if r.LastStopReason != "" {
+		fmt.Fprintf(out, "Last stop:   %s (exit %d)\n", r.LastStopReason, derefInt(r.LastExitCode))
+	}
+	if len(r.Conditions) > 0 {
+		fmt.Fprintf(out, "Conditions:\n")
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		for _, c := range r.Conditions {
+			met := ""
+			if c.Met {
+				met = "met"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%3.0f%%\t%s\t%s\n", c.Group, c.Type, c.Progress*100, met, c.Reason)
+		}
+		tw.Flush()
+	}
+	if r.Warning != "" {
+		fmt.Fprintf(out, "Warning:     %s\n", r.Warning)
+	}
+	return nil
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// workspaceFromArgs opens the workspace named by the optional positional
+// argument: without one, the ralph-mode workspace of the current directory.
+func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
+	if len(pos) == 0 {
+		w := ralphWorkspace(env.projectRoot)
+		if err := w.load(); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, usagef("missing workspace (and no ralph-mode run in this directory: no %s)", filepath.Join(ralphStateDir, metadataFile))
+			}
+			return nil, err
+		}
+		return w, nil
+	}
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return nil, err
+	}
+	s := resolveSettings(envLayer(), project, user)
+	return openWorkspace(env.projectRoot, s.str("workspacesDir"), pos[0])
+}

@@ -1,0 +1,125 @@
+package main
+
+// This file reads the agent's progress. The rules are: .status.json is the
+// source of truth ({"complete":bool, "progress":{"completed":n,"total":n},
+// "worked":bool, "summary":str, "lastUpdated":RFC3339}); the task is complete
+// only when "complete" is exactly true. The agent writes the file, so unknown
+// fields are allowed and a missing or invalid file is never fatal: the
+// progress then comes from TODO.md's "- [ ]" and "- [x]" lines, and the
+// caller warns once.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// taskStatus is what the agent reported.
+type taskStatus struct {
+	Complete    bool
+	HasProgress bool
+	Completed   int
+	Total       int
+	// Worked is nil when the agent did not say.
+	Worked      *bool
+	Summary     string
+	LastUpdated string
+	// Source is the file the status came from: statusFile, todoFile or "".
+	Source string
+}
+
+// statusJSON is the wire form of .status.json.
+type statusJSON struct {
+	Complete *bool `json:"complete"`
+	Progress *struct {
+		Completed *int `json:"completed"`
+		Total     *int `json:"total"`
+	} `json:"progress"`
+	Worked      *bool  `json:"worked"`
+	Summary     string `json:"summary"`
+	LastUpdated string `json:"lastUpdated"`
+}
+
+// parseStatusJSON parses the content of .status.json.
+func parseStatusJSON(data []byte) (taskStatus, error) {
+	var s statusJSON
+	if len(bytes.TrimSpace(data)) == 0 {
+		return taskStatus{}, errors.New("empty file")
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return taskStatus{}, fmt.Errorf("%s: want %s, got %s", te.Field, te.Type, te.Value)
+		}
+		return taskStatus{}, err
+	}
+	ts := taskStatus{Worked: s.Worked, Summary: s.Summary, LastUpdated: s.LastUpdated, Source: statusFile}
+	if s.Complete != nil {
+		ts.Complete = *s.Complete
+	}
+	if p := s.Progress; p != nil && p.Completed != nil && p.Total != nil {
+		if *p.Completed < 0 || *p.Total < 0 {
+			return taskStatus{}, errors.New("progress: negative count")
+		}
+		ts.HasProgress, ts.Completed, ts.Total = true, *p.Completed, *p.Total
+	}
+	return ts, nil
+}
+
+// parseTODO counts a markdown checklist's items.
+func parseTODO(data []byte) (completed, total int) {
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		line = bytes.TrimSpace(line)
+		for _, bullet := range []string{"- ", "* ", "+ "} {
+			rest, ok := bytes.CutPrefix(line, []byte(bullet))
+			if !ok {
+				continue
+			}
+			switch {
+			case bytes.HasPrefix(rest, []byte("[ ]")):
+				total++
+			case bytes.HasPrefix(rest, []byte("[x]")), bytes.HasPrefix(rest, []byte("[X]")):
+				total++
+				completed++
+			}
+		}
+	}
+	return completed, total
+}
+
+// readTaskStatus reads the workspace's progress. warn, if not nil, says why
+// .status.json was not used.
+func readTaskStatus(w *workspace) (ts taskStatus, warn error) {
+	data, err := os.ReadFile(w.statusPath())
+	if err == nil {
+		ts, err = parseStatusJSON(data)
+		if err == nil {
+			return ts, nil
+		}
+		warn = fmt.Errorf("%s is invalid (%v)", w.statusPath(), err)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		warn = fmt.Errorf("reading %s: %v", w.statusPath(), unwrapPathError(err))
+	} else {
+		warn = fmt.Errorf("%s does not exist", w.statusPath())
+	}
+	if p := w.todoPath(); p != "" {
+		if data, err := os.ReadFile(p); err == nil {
+			c, t := parseTODO(data)
+			return taskStatus{HasProgress: t > 0, Completed: c, Total: t, Source: todoFile}, warn
+		}
+	}
+	return taskStatus{}, warn
+}
+
+// progressText shows progress as "n/total", or "-".
+func (ts taskStatus) progressText() string {
+	if !ts.HasProgress {
+		if ts.Complete {
+			return "complete"
+		}
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", ts.Completed, ts.Total)
+}

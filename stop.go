@@ -1,0 +1,117 @@
+package main
+
+// This file implements the graceful stop (seed 000). The rules are: a stop
+// request ends a run after the current iteration, never in the middle of one.
+// It comes from the .stop file (written by 'claude-iterate stop' or touched by
+// hand) or from the s key; pressing s again cancels either. The file is never
+// followed through a symbolic link, and the run deletes it when it ends.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+var stopCommand = &command{
+	name:    "stop",
+	summary: "ask a run to stop after its current iteration",
+	usage: `Usage: claude-iterate stop [<workspace>] [--cancel]
+
+Asks the run of a workspace to stop after its current iteration, by creating
+<workspace>/.stop (the same as pressing s in the run's terminal, or touch-ing
+the file). The run ends with "stopped: stop requested (file)", exit 0, and
+deletes the file. If no run is going on, the next run stops after its first
+iteration. Without <workspace>, stops the ralph-mode run ('run --prompt') of
+the current directory.
+
+Options:
+  --cancel   withdraw the request (delete .stop)
+
+Examples:
+  claude-iterate stop demo
+  claude-iterate stop demo --cancel
+  claude-iterate stop                # the ralph-mode run in this directory
+`,
+}
+
+func init() { stopCommand.run = runStop }
+
+func runStop(env *cliEnv, args []string) error {
+	fs := newFlagSet("stop")
+	cancel := fs.Bool("cancel", false, "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	w, err := workspaceFromArgs(env, pos)
+	if err != nil {
+		return err
+	}
+	label := w.Name
+	if len(pos) == 1 {
+		label = pos[0]
+	}
+	path := w.stopPath()
+	shown := relPath(env.projectRoot, path)
+	if *cancel {
+		removed, err := removeStopFile(path)
+		if err != nil {
+			return err
+		}
+		if removed {
+			fmt.Fprintf(env.stdout, "Stop request cancelled for workspace: %s\n", label)
+		} else {
+			fmt.Fprintf(env.stdout, "No stop was requested for workspace: %s\n", label)
+		}
+		return nil
+	}
+	if err := writeStopFile(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "Stop signal sent to workspace: %s\n", label)
+	if w.runningPID() != 0 {
+		fmt.Fprintf(env.stdout, "Workspace will stop after current iteration completes\n")
+	} else {
+		fmt.Fprintf(env.stdout, "No run is going on: the next run will stop after its first iteration\n")
+	}
+	fmt.Fprintf(env.stdout, "\nTo cancel, delete the .stop file:\n  rm %s\n", shown)
+	return nil
+}
+
+// writeStopFile creates the stop request. A symbolic link in its place is
+// refused, not followed: the file's content must not land somewhere else.
+func writeStopFile(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("refusing to write %s: it is a symbolic link", path)
+	}
+	content := fmt.Sprintf("Stop requested at %s\n", time.Now().UTC().Format(time.RFC3339))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(path, []byte(content), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, unwrapPathError(err))
+	}
+	return nil
+}
+
+// removeStopFile deletes the stop request (a symbolic link is removed
+// itself), reporting whether there was one.
+func removeStopFile(path string) (bool, error) {
+	err := os.Remove(path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("removing %s: %w", path, unwrapPathError(err))
+}
+
+// stopFileExists reports whether a stop was requested through the file. A
+// symbolic link counts: the request is its presence, and it is never read.
+func stopFileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -1,0 +1,526 @@
+package main
+
+// This file implements workspaces. The rules are: a workspace argument is a
+// path when it is ".", or starts with "/" or "./"; anything else is a name,
+// which must match nameRE and is resolved under workspacesDir — so "../x" and
+// "a/b" are refused as names rather than quietly escaping the workspaces
+// directory. init validates everything before it creates anything, never
+// overwrites an existing workspace, and removes what it made if it fails
+// half way. A corrupt .metadata.json is reported, never reset.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Modes.
+const (
+	modeLoop      = "loop"
+	modeIterative = "iterative"
+)
+
+func defaultMaxIterationsFor(mode string) int {
+	if mode == modeIterative {
+		return 20
+	}
+	return 50
+}
+
+// Workspace statuses, as stored in .metadata.json.
+const (
+	statusNew         = "new"
+	statusRunning     = "running"
+	statusCompleted   = "completed"
+	statusStopped     = "stopped"
+	statusFailed      = "failed"
+	statusInterrupted = "interrupted"
+)
+
+// File names inside a workspace.
+const (
+	instructionsFile = "INSTRUCTIONS.md"
+	todoFile         = "TODO.md"
+	statusFile       = ".status.json"
+	metadataFile     = ".metadata.json"
+	stopFile         = ".stop"
+	logsDir          = "logs"
+	// ralphStateDir holds the state files of a ralph-mode run, inside the
+	// directory it runs in.
+	ralphStateDir = ".claude-iterate"
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// workspace is one task's directory.
+type workspace struct {
+	Name string
+	// Dir holds the task files; StateDir the tool's files (.metadata.json,
+	// .stop, logs/). They differ only in ralph mode.
+	Dir, StateDir string
+	Ralph         bool
+	meta          *metadata
+}
+
+func (w *workspace) metadataPath() string     { return filepath.Join(w.StateDir, metadataFile) }
+func (w *workspace) stopPath() string         { return filepath.Join(w.StateDir, stopFile) }
+func (w *workspace) logsPath() string         { return filepath.Join(w.StateDir, logsDir) }
+func (w *workspace) instructionsPath() string { return filepath.Join(w.Dir, instructionsFile) }
+func (w *workspace) statusPath() string       { return filepath.Join(w.StateDir, statusFile) }
+func (w *workspace) todoPath() string {
+	if w.Ralph {
+		return "" // a ralph project's TODO.md is its own business
+	}
+	return filepath.Join(w.Dir, todoFile)
+}
+
+// metadata is .metadata.json.
+type metadata struct {
+	Name              string         `json:"name"`
+	Mode              string         `json:"mode"`
+	Created           time.Time      `json:"created"`
+	LastRun           *time.Time     `json:"lastRun,omitempty"`
+	Status            string         `json:"status"`
+	Iterations        int            `json:"iterations"`
+	LastRunIterations int            `json:"lastRunIterations"`
+	FailedIterations  int            `json:"failedIterations"`
+	TotalCostUSD      float64        `json:"totalCostUsd"`
+	LastStopReason    string         `json:"lastStopReason,omitempty"`
+	LastExitCode      *int           `json:"lastExitCode,omitempty"`
+	PID               int            `json:"pid,omitempty"`
+	Conditions        []condReport   `json:"conditions,omitempty"`
+	Config            map[string]any `json:"config,omitempty"`
+
+	configLayer *configLayer
+}
+
+// condReport is one stop condition's last evaluation, for 'status'.
+type condReport struct {
+	Group    string  `json:"group"`
+	Type     string  `json:"type"`
+	Met      bool    `json:"met"`
+	Progress float64 `json:"progress"`
+	Reason   string  `json:"reason"`
+}
+
+// isWorkspacePath reports whether arg names a directory rather than a
+// workspace name.
+func isWorkspacePath(arg string) bool {
+	return arg == "." || strings.HasPrefix(arg, "/") || strings.HasPrefix(arg, "./")
+}
+
+// checkName explains why name is not a valid workspace name.
+func checkName(name string) error {
+	if nameRE.MatchString(name) {
+		return nil
+	}
+	shown := fmt.Sprintf("%q", name)
+	switch {
+	case name == "":
+		return usagef("workspace name is empty")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
+		return usagef("invalid workspace name %s: control characters are not allowed", shown)
+	case len(name) > 64:
+		return usagef("invalid workspace name %s: longer than 64 characters", shown)
+	case strings.Contains(name, "/"):
+		return usagef("invalid workspace name %s: a name cannot contain '/' (to give a directory, start it with ./ or /)", shown)
+	}
+	return usagef("invalid workspace name %s: use letters, digits, '.', '_' and '-', starting with a letter or digit", shown)
+}
+
+// locateWorkspace turns a workspace argument into a workspace, without reading
+// anything.
+func locateWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error) {
+	if strings.IndexFunc(arg, unicode.IsControl) >= 0 {
+		return nil, usagef("invalid workspace %q: control characters are not allowed", arg)
+	}
+	if isWorkspacePath(arg) {
+		dir := arg
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(projectRoot, dir)
+		}
+		dir = filepath.Clean(dir)
+		return &workspace{Name: filepath.Base(dir), Dir: dir, StateDir: dir}, nil
+	}
+	if err := checkName(arg); err != nil {
+		return nil, err
+	}
+	base := workspacesDir
+	if !filepath.IsAbs(base) {
+		base = filepath.Join(projectRoot, base)
+	}
+	dir := filepath.Join(base, arg)
+	return &workspace{Name: arg, Dir: dir, StateDir: dir}, nil
+}
+
+// ralphWorkspace is the workspace of a ralph-mode run in dir.
+func ralphWorkspace(dir string) *workspace {
+	return &workspace{Name: filepath.Base(dir), Dir: dir, StateDir: filepath.Join(dir, ralphStateDir), Ralph: true}
+}
+
+// errNoWorkspace is a workspace that does not exist.
+type errNoWorkspace struct {
+	arg, dir string
+}
+
+func (e *errNoWorkspace) Error() string {
+	return fmt.Sprintf("workspace %q not found (no %s)", e.arg, filepath.Join(e.dir, metadataFile))
+}
+
+// openWorkspace locates and loads an existing workspace.
+func openWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error) {
+	w, err := locateWorkspace(projectRoot, workspacesDir, arg)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.load(); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, withHint(&errNoWorkspace{arg: arg, dir: relPath(projectRoot, w.StateDir)}, "create it with: claude-iterate init %s", arg)
+		}
+		return nil, err
+	}
+	return w, nil
+}
+
+// load reads .metadata.json.
+func (w *workspace) load() error {
+	path := w.metadataPath()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	m, err := parseMetadata(path, data)
+	if err != nil {
+		return err
+	}
+	w.meta = m
+	return nil
+}
+
+// parseMetadata parses and checks .metadata.json.
+func parseMetadata(path string, data []byte) (*metadata, error) {
+	doc, err := parseJSONDoc(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if doc.Root.Kind != jsonObject {
+		return nil, doc.errorAt(doc.Root, "", "want a JSON object, got %s", doc.Root.Kind)
+	}
+	m := &metadata{}
+	if err := decodeJSONFile(path, data, m); err != nil {
+		return nil, err
+	}
+	if m.Mode != modeLoop && m.Mode != modeIterative {
+		return nil, doc.errorAt(doc.Root.Obj["mode"], "mode", "want \"loop\" or \"iterative\", got %q", m.Mode)
+	}
+	m.configLayer = &configLayer{name: layerWorkspace, path: path, values: map[string]any{}}
+	if c, ok := doc.Root.Obj["config"]; ok && c.Kind != jsonNull {
+		if c.Kind != jsonObject {
+			return nil, doc.errorAt(c, "config", "want an object, got %s", c.Kind)
+		}
+		if err := parseConfigObject(doc, c, "", m.configLayer.values); err != nil {
+			var fe *fileError
+			if errors.As(err, &fe) && fe.Key != "" {
+				fe.Key = "config." + fe.Key
+			}
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// save writes .metadata.json atomically.
+func (w *workspace) save() error {
+	if err := os.MkdirAll(w.StateDir, 0o755); err != nil {
+		return err
+	}
+	return writeJSONAtomic(w.metadataPath(), w.meta)
+}
+
+// runningPID returns the pid of a live run of this workspace, or 0.
+func (w *workspace) runningPID() int {
+	if w.meta == nil || w.meta.Status != statusRunning || w.meta.PID <= 0 {
+		return 0
+	}
+	if err := syscall.Kill(w.meta.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return 0
+	}
+	return w.meta.PID
+}
+
+// displayStatus is the status shown by list and status: a run that died
+// without cleaning up (kill -9, a crash) shows as such.
+func (w *workspace) displayStatus() string {
+	if w.meta.Status == statusRunning && w.runningPID() == 0 {
+		return "running?"
+	}
+	return w.meta.Status
+}
+
+// relPath shows path relative to root when it is inside it.
+func relPath(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+const starterInstructions = `# Task
+
+Describe the task here: what to build or change, where, and how to tell that
+it is done. The agent reads this file at every iteration.
+`
+
+const starterTODO = `# TODO
+
+<!-- The agent keeps this checklist: one "- [ ] item" line per step, checked
+     as "- [x] item" when done. -->
+`
+
+var initCommand = &command{
+	name:    "init",
+	summary: "create a workspace for a task",
+	usage: `Usage: claude-iterate init <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
+
+Creates a workspace: a directory holding INSTRUCTIONS.md (the task), a starter
+TODO.md and .metadata.json. <workspace> is a name (letters, digits, '.', '_',
+'-'; up to 64 characters), created under the workspaces directory
+(claude-iterate/workspaces by default), or a path: ".", or starting with "/"
+or "./". An existing workspace is never overwritten.
+
+Options:
+  --mode loop|iterative       loop: one item per iteration, progress n/total
+                              (default); iterative: as much as possible per
+                              iteration, stops on stagnation
+  --instructions FILE         the task, copied to INSTRUCTIONS.md; "-" reads
+                              standard input. Without it, INSTRUCTIONS.md is a
+                              template to edit before 'run'
+  -m, --max-iterations N      iterations per run (default 50 loop, 20 iterative)
+  -d, --delay SECS            seconds between iterations (default 2)
+  --stagnation-threshold N    iterative mode: iterations without work that stop
+                              the run (default 2; 0 never)
+  --notify-url URL            POST notifications of this workspace's runs here
+
+The options after --mode are saved as this workspace's configuration
+("config" in .metadata.json), above the project and user config files.
+
+Examples:
+  claude-iterate init api-migration --instructions TASK.md
+  echo 'Fix every lint warning in ./src' | claude-iterate init lint --instructions -
+  claude-iterate init ./tasks/refactor --mode iterative -m 10
+`,
+}
+
+func init() { initCommand.run = runInit }
+
+func runInit(env *cliEnv, args []string) error {
+	fs := newFlagSet("init")
+	mode := fs.String("mode", modeLoop, "")
+	var instructions stringFlag
+	fs.Var(&instructions, "instructions", "")
+	var maxIter, stagnation countFlag
+	var delay secondsFlag
+	var notifyURL stringFlag
+	fs.Var(&maxIter, "m", "")
+	fs.Var(&maxIter, "max-iterations", "")
+	fs.Var(&delay, "d", "")
+	fs.Var(&delay, "delay", "")
+	fs.Var(&stagnation, "stagnation-threshold", "")
+	fs.Var(&notifyURL, "notify-url", "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing workspace name")
+	}
+	if *mode != modeLoop && *mode != modeIterative {
+		return usagef("invalid value %q for flag --mode: want loop or iterative", *mode)
+	}
+	if notifyURL.set {
+		if err := checkNotifyURL(notifyURL.s); err != nil {
+			return usagef("invalid value for flag --notify-url: %v", err)
+		}
+	}
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	s := resolveSettings(envLayer(), project, user)
+	w, err := locateWorkspace(env.projectRoot, s.str("workspacesDir"), pos[0])
+	if err != nil {
+		return err
+	}
+
+	// Read everything before creating anything.
+	text := starterInstructions
+	if instructions.set {
+		text, err = readInstructions(env.stdin, instructions.s)
+		if err != nil {
+			return err
+		}
+	}
+	cfg := map[string]any{}
+	if maxIter.set {
+		cfg["defaultMaxIterations"] = maxIter.n
+	}
+	if delay.set {
+		cfg["defaultDelay"] = delay.d.Seconds()
+	}
+	if stagnation.set {
+		cfg["defaultStagnationThreshold"] = stagnation.n
+	}
+	if notifyURL.set {
+		cfg["notifyUrl"] = notifyURL.s
+	}
+	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+	if len(cfg) > 0 {
+		w.meta.Config = cfg
+	}
+
+	created, err := createWorkspaceDir(w)
+	if err != nil {
+		return err
+	}
+	if err := writeWorkspaceFiles(w, text); err != nil {
+		removeCreated(w, created)
+		return fmt.Errorf("creating workspace %s: %w", w.Dir, err)
+	}
+	shown := relPath(env.projectRoot, w.Dir)
+	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
+	if !instructions.set {
+		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), pos[0])
+	} else {
+		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", pos[0])
+	}
+	return nil
+}
+
+// readInstructions reads the task from a file, or standard input for "-".
+func readInstructions(stdin io.Reader, path string) (string, error) {
+	var data []byte
+	var err error
+	name := path
+	if path == "-" {
+		name = "standard input"
+		data, err = io.ReadAll(stdin)
+	} else {
+		var fi os.FileInfo
+		fi, err = os.Stat(path)
+		if err == nil && fi.IsDir() {
+			return "", fmt.Errorf("instructions file %s is a directory", path)
+		}
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("instructions file %s does not exist", path)
+		}
+		return "", fmt.Errorf("reading instructions from %s: %w", name, unwrapPathError(err))
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return "", fmt.Errorf("instructions from %s are empty", name)
+	}
+	if !utf8.Valid(data) {
+		return "", fmt.Errorf("instructions from %s are not UTF-8 text", name)
+	}
+	s := string(data)
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s, nil
+}
+
+// unwrapPathError drops the *PathError wrapper when the message already names
+// the path.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// createWorkspaceDir makes the workspace directory, refusing an existing
+// workspace. It returns the directories it created, outermost first.
+func createWorkspaceDir(w *workspace) ([]string, error) {
+	for _, f := range []string{metadataFile, instructionsFile, todoFile} {
+		if _, err := os.Lstat(filepath.Join(w.Dir, f)); err == nil {
+			return nil, withHint(fmt.Errorf("workspace %s already exists (%s has %s)", w.Name, w.Dir, f), "choose another name, or run it: claude-iterate run %s", w.Name)
+		}
+	}
+	var created []string
+	// Record which ancestors are missing so a failure removes only those.
+	for d := w.Dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		created = append([]string{d}, created...)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		removeCreated(w, created)
+		return nil, fmt.Errorf("creating workspace: %w", err)
+	}
+	if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("creating workspace: %s is not a directory", w.Dir)
+	}
+	return created, nil
+}
+
+func writeWorkspaceFiles(w *workspace, instructions string) error {
+	if err := writeNewFile(w.instructionsPath(), instructions); err != nil {
+		return err
+	}
+	if err := writeNewFile(filepath.Join(w.Dir, todoFile), starterTODO); err != nil {
+		return err
+	}
+	return w.save()
+}
+
+// writeNewFile creates path, failing if it exists.
+func writeNewFile(path, content string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// removeCreated undoes a failed init: the files it wrote and the directories
+// it created.
+func removeCreated(w *workspace, created []string) {
+	for _, f := range []string{instructionsFile, todoFile, metadataFile} {
+		os.Remove(filepath.Join(w.Dir, f))
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		os.Remove(created[i])
+	}
+}
+
+// mustJSON is json.Marshal for values that always marshal.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
