@@ -1,5 +1,23 @@
 package main
 
+// This file implements the run command: the iteration loop. The rules are:
+// one agent at a time; an iteration is never cut short by a graceful stop
+// (the .stop file, the s key), only by a signal or a hang protection; every
+// wait — the agent, the delay between iterations, a usage-limit wait — is
+// one event loop that answers signals, keys and the stop file; and every way
+// out of a run goes through finish, which sweeps leftover processes, deletes
+// .stop, writes the metadata and the log's last lines, restores the terminal
+// and prints why the run ended.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
 var runCommand = &command{
 	name:    "run",
 	summary: "run the agent in a loop on a workspace's task",
@@ -36,15 +54,7 @@ Options:
                               real CLI refuses it unless IS_SANDBOX=1
 
 Stop conditions:
-  --max-duration D            stop after D (e.g. 2h30m)
-  --max-cost USD              stop once the agent's reported cost reaches USD
-  --until-output TEXT         stop when an iteration's final result contains TEXT
-  --until-regex RE            stop when an iteration's final result matches RE
-  --until-file PATH           stop when PATH exists
-  --test-cmd CMD              run CMD (with sh -c) after each iteration
-  --until-tests-pass          with --test-cmd: stop when it passes
-  --max-test-failures N       with --test-cmd: fail after N failing runs in a row
-  --conditions FILE           stop conditions as JSON (see below)
+  --max-duration D            stop after D (e.g. 2h30m); also bounds a usage-limit wait
   --max-failures N            end the run (exit 1) after N failed iterations in
                               a row (default 3)
 
@@ -69,7 +79,646 @@ Examples:
   claude-iterate run demo
   claude-iterate run demo --dry-run
   claude-iterate run demo -v -m 5 --max-duration 1h
-  claude-iterate run --prompt PROMPT.md --until-output '<promise>COMPLETE</promise>' -m 10
+  claude-iterate run --prompt PROMPT.md -m 10
 `,
-	run: func(env *cliEnv, args []string) error { return nil },
+}
+
+func init() { runCommand.run = runRun }
+
+// runOptions are the run command's flags.
+type runOptions struct {
+	maxIterations, stagnation, maxTurns, maxFailures countFlag
+	delay                                           secondsFlag
+	noDelay, verbose, quiet, skipPerms, dryRun      bool
+	noKeyboard                                      bool
+	output, prompt, claude, model                   stringFlag
+	maxDuration, iterationTimeout, idleTimeout      durationFlag
+	interruptGrace                                  durationFlag
+}
+
+func parseRunFlags(args []string) (*runOptions, []string, error) {
+	o := &runOptions{}
+	fs := newFlagSet("run")
+	fs.Var(&o.maxIterations, "m", "")
+	fs.Var(&o.maxIterations, "max-iterations", "")
+	fs.Var(&o.delay, "d", "")
+	fs.Var(&o.delay, "delay", "")
+	fs.BoolVar(&o.noDelay, "no-delay", false, "")
+	fs.Var(&o.stagnation, "stagnation-threshold", "")
+	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.BoolVar(&o.verbose, "verbose", false, "")
+	fs.BoolVar(&o.quiet, "q", false, "")
+	fs.BoolVar(&o.quiet, "quiet", false, "")
+	fs.Var(&o.output, "output", "")
+	fs.BoolVar(&o.skipPerms, "dangerously-skip-permissions", false, "")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "")
+	fs.Var(&o.prompt, "prompt", "")
+	fs.Var(&o.claude, "claude", "")
+	fs.Var(&o.model, "model", "")
+	fs.Var(&o.maxTurns, "max-turns", "")
+	fs.Var(&o.maxDuration, "max-duration", "")
+	fs.Var(&o.iterationTimeout, "iteration-timeout", "")
+	fs.Var(&o.idleTimeout, "idle-timeout", "")
+	fs.Var(&o.maxFailures, "max-failures", "")
+	fs.Var(&o.interruptGrace, "interrupt-grace", "")
+	fs.BoolVar(&o.noKeyboard, "no-keyboard", false, "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.verbose && o.quiet {
+		return nil, nil, usagef("-v/--verbose and -q/--quiet contradict each other")
+	}
+	if o.output.set {
+		if err := checkOutputLevel(o.output.s); err != nil {
+			return nil, nil, usagef("invalid value %q for flag --output: %v", o.output.s, err)
+		}
+		if o.verbose || o.quiet {
+			return nil, nil, usagef("--output and -v/-q contradict each other")
+		}
+	}
+	if o.noDelay && o.delay.set {
+		return nil, nil, usagef("--no-delay and -d/--delay contradict each other")
+	}
+	if o.maxFailures.set && o.maxFailures.n == 0 {
+		return nil, nil, usagef("invalid value \"0\" for flag --max-failures: must be at least 1")
+	}
+	if o.claude.set && o.claude.s == "" {
+		return nil, nil, usagef("invalid value \"\" for flag --claude: empty")
+	}
+	if len(pos) == 0 && !o.prompt.set {
+		return nil, nil, usagef("missing workspace (or --prompt FILE for ralph mode)")
+	}
+	return o, pos, nil
+}
+
+// flagSettings is the flag layer of the configuration.
+func (o *runOptions) flagSettings() *configLayer {
+	l := &configLayer{name: layerFlag, values: map[string]any{}}
+	if o.maxIterations.set {
+		l.values["defaultMaxIterations"] = o.maxIterations.n
+	}
+	if o.delay.set {
+		l.values["defaultDelay"] = o.delay.d.Seconds()
+	}
+	if o.noDelay {
+		l.values["defaultDelay"] = 0.0
+	}
+	if o.stagnation.set {
+		l.values["defaultStagnationThreshold"] = o.stagnation.n
+	}
+	switch {
+	case o.output.set:
+		l.values["outputLevel"] = o.output.s
+	case o.verbose:
+		l.values["outputLevel"] = outputVerbose
+	case o.quiet:
+		l.values["outputLevel"] = outputQuiet
+	}
+	if o.claude.set {
+		l.values["claude.command"] = o.claude.s
+	}
+	return l
+}
+
+// Defaults of the hang and interrupt protections.
+const (
+	defaultMaxFailures     = 3
+	defaultInterruptGrace  = 10 * time.Second
+	terminateTimeout       = 5 * time.Second
+	resultWatchdogDefault  = 30 * time.Second
+	pollInterval           = 100 * time.Millisecond
+	drainWait              = 200 * time.Millisecond
+	readerCloseWait        = 2 * time.Second
+	stopFilePollInterval   = time.Second
+	resultWatchdogEnv      = "CLAUDE_ITERATE_RESULT_WATCHDOG" // tests shorten it
+	notFoundMessage        = "claude CLI not found: install it or set --claude / claude.command"
+	dryRunTotalItems       = 3
+	dryRunDefaultDelay     = time.Second
+	dryRunDemoInstructions = "# Demo task\n\nA dry run: the built-in mock agent completes three items, one per iteration.\n"
+)
+
+// runner is one run's state. Its fields are owned by the goroutine running
+// the loop; the agent's readers touch only the agent.
+type runner struct {
+	env   *cliEnv
+	ws    *workspace
+	opts  *runOptions
+	cfg   *settings
+	con   *console
+	log   *runLog
+	kb    *keyboard
+	sigs  chan os.Signal
+	spec  agentSpec // path, argv0 and leading args; prompt set per iteration
+	mode  string
+	start time.Time
+
+	maxIterations, stagnation, maxFailures int
+	delay, interruptGrace, resultWatchdog  time.Duration
+	deadline                               time.Time // from --max-duration
+
+	iter           int // iterations counted in this run
+	failStreak     int
+	noWorkStreak   int
+	cost           float64
+	suspended      time.Duration
+	stopSource     string // "keyboard" or "file" while a stop is requested
+	lastStopPoll   time.Time
+	statusWarned   bool
+	interruptSig   os.Signal
+	systemPrompt   string
+	iterElapsed    time.Duration
+}
+
+// ending is how a run ends.
+type ending struct {
+	code   int
+	reason string
+	status string
+	hint   string
+}
+
+func runRun(env *cliEnv, args []string) (err error) {
+	opts, pos, err := parseRunFlags(args)
+	if err != nil {
+		return err
+	}
+	r := &runner{env: env, opts: opts, sigs: make(chan os.Signal, 8), start: time.Now()}
+	// Signals first: before the terminal changes and before any child starts.
+	notifySignals(r.sigs)
+	becomeSubreaper()
+	if err := r.setup(pos); err != nil {
+		return err
+	}
+	if !opts.noKeyboard {
+		r.kb = openKeyboard(env.stdin)
+	}
+	defer r.kb.close()
+	end := r.protectedLoop()
+	return r.finish(end)
+}
+
+// protectedLoop runs the loop, turning a panic into an error ending so that
+// cleanup still runs and no stack trace reaches the user.
+func (r *runner) protectedLoop() (end ending) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.printf("INTERNAL ERROR: %v", p)
+			end = ending{code: exitError, reason: fmt.Sprintf("error: internal error: %v", p), status: statusFailed}
+		}
+	}()
+	return r.loop()
+}
+
+// setup resolves the workspace, configuration and agent, and opens the log.
+func (r *runner) setup(pos []string) error {
+	env, opts := r.env, r.opts
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	base := resolveSettings(opts.flagSettings(), envLayer(), project, user)
+	var ws *workspace
+	switch {
+	case len(pos) == 1:
+		ws, err = openWorkspace(env.projectRoot, base.str("workspacesDir"), pos[0])
+		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
+			var nw *hintError
+			if errors.As(err, &nw) {
+				ws, err = r.createDemo(base.str("workspacesDir"), pos[0])
+			}
+		}
+	default:
+		ws = ralphWorkspace(env.projectRoot)
+		if err = ws.load(); errors.Is(err, os.ErrNotExist) {
+			ws.meta = &metadata{Name: ws.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+			err = ws.save()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r.ws = ws
+	r.mode = ws.meta.Mode
+	if pid := ws.runningPID(); pid != 0 && pid != os.Getpid() {
+		return withHint(fmt.Errorf("workspace %s is already being run (pid %d)", ws.Name, pid), "stop that run first: claude-iterate stop %s", ws.Name)
+	}
+	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
+	r.con = newConsole(env.stdout, env.stderr, r.cfg.str("outputLevel"))
+
+	r.maxIterations = r.cfg.count("defaultMaxIterations")
+	if r.maxIterations == 0 {
+		r.maxIterations = defaultMaxIterationsFor(r.mode)
+	}
+	r.delay = r.cfg.seconds("defaultDelay")
+	if opts.dryRun && r.cfg.sources["defaultDelay"] == layerDefault {
+		r.delay = dryRunDefaultDelay
+	}
+	r.stagnation = r.cfg.count("defaultStagnationThreshold")
+	r.maxFailures = defaultMaxFailures
+	if opts.maxFailures.set {
+		r.maxFailures = opts.maxFailures.n
+	}
+	r.interruptGrace = defaultInterruptGrace
+	if opts.interruptGrace.set {
+		r.interruptGrace = opts.interruptGrace.d
+	}
+	r.resultWatchdog = resultWatchdogDefault
+	if d, err := time.ParseDuration(os.Getenv(resultWatchdogEnv)); err == nil && d > 0 {
+		r.resultWatchdog = d
+	}
+	if opts.maxDuration.set {
+		r.deadline = r.start.Add(opts.maxDuration.d)
+	}
+
+	if err := r.checkTask(); err != nil {
+		return err
+	}
+	if err := r.resolveAgent(); err != nil {
+		return err
+	}
+	if opts.skipPerms {
+		r.con.noticef("warning: --dangerously-skip-permissions: the agent will run every tool without asking")
+	}
+	r.log, err = openRunLog(ws.logsPath(), r.start, func(err error) { r.con.errorf("warning: %v", err) })
+	if err != nil {
+		r.con.errorf("warning: cannot create a log in %s: %v; running without a log", ws.logsPath(), unwrapPathError(err))
+		r.log = nil
+	}
+	r.writeLogHeader()
+	now := time.Now().UTC().Truncate(time.Second)
+	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
+	return ws.save()
+}
+
+// createDemo makes the workspace of a first dry run.
+func (r *runner) createDemo(workspacesDir, name string) (*workspace, error) {
+	w, err := locateWorkspace(r.env.projectRoot, workspacesDir, name)
+	if err != nil {
+		return nil, err
+	}
+	w.meta = &metadata{Name: name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+	created, err := createWorkspaceDir(w)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeWorkspaceFiles(w, dryRunDemoInstructions); err != nil {
+		removeCreated(w, created)
+		return nil, err
+	}
+	if err := w.load(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.env.stdout, "Created demo workspace %s (%s) for the dry run\n", name, relPath(r.env.projectRoot, w.Dir))
+	return w, nil
+}
+
+// checkTask makes sure there is something to send.
+func (r *runner) checkTask() error {
+	if r.opts.prompt.set {
+		_, err := r.readPromptFile()
+		return err
+	}
+	data, err := os.ReadFile(r.ws.instructionsPath())
+	if err != nil {
+		return withHint(fmt.Errorf("reading the task: %w", err), "write the task to %s", r.ws.instructionsPath())
+	}
+	if string(data) == starterInstructions && !r.opts.dryRun {
+		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first, or try: claude-iterate run %s --dry-run", r.ws.Name)
+	}
+	return nil
+}
+
+func (r *runner) readPromptFile() (string, error) {
+	data, err := os.ReadFile(r.opts.prompt.s)
+	if err != nil {
+		return "", fmt.Errorf("reading prompt file: %w", err)
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return "", fmt.Errorf("prompt file %s is empty", r.opts.prompt.s)
+	}
+	return string(data), nil
+}
+
+// resolveAgent finds the agent and builds its fixed arguments.
+func (r *runner) resolveAgent() error {
+	var args []string
+	if r.opts.dryRun {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding this program for the dry run: %w", err)
+		}
+		r.spec = agentSpec{path: exe, argv0: progName}
+		args = append(args, mockAgentCommand)
+		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
+	} else {
+		cmd := r.cfg.str("claude.command")
+		path, err := exec.LookPath(cmd)
+		if err != nil {
+			return withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
+		}
+		r.spec = agentSpec{path: path, argv0: cmd}
+	}
+	args = append(args, r.cfg.list("claude.args")...)
+	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
+	if !r.opts.prompt.set {
+		tmpl, _, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "system")
+		if err != nil {
+			return err
+		}
+		r.systemPrompt = expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, "")
+		args = append(args, "--append-system-prompt", r.systemPrompt)
+	}
+	if r.opts.skipPerms {
+		args = append(args, "--dangerously-skip-permissions")
+	}
+	if r.opts.model.set {
+		args = append(args, "--model", r.opts.model.s)
+	}
+	if r.opts.maxTurns.set {
+		args = append(args, "--max-turns", fmt.Sprint(r.opts.maxTurns.n))
+	}
+	r.spec.args = args
+	r.spec.dir = r.env.projectRoot
+	return nil
+}
+
+func (r *runner) writeLogHeader() {
+	if r.log == nil {
+		return
+	}
+	r.log.section("CLAUDE ITERATE - EXECUTION LOG", "Started: "+logTime(r.start))
+	meta := []string{
+		"Workspace: " + r.ws.Name,
+		"Path: " + r.ws.Dir,
+		"Mode: " + r.mode,
+		fmt.Sprintf("Max Iterations: %d", r.maxIterations),
+		"Start Time: " + logTime(r.start),
+		"Agent: " + r.spec.path,
+		"PID: " + fmt.Sprint(os.Getpid()),
+	}
+	if r.opts.dryRun {
+		meta = append(meta, "Dry run: built-in mock agent")
+	}
+	r.log.section("RUN METADATA", meta...)
+	if r.opts.prompt.set {
+		p, _ := r.readPromptFile()
+		r.log.section("PROMPT (ralph mode: "+r.opts.prompt.s+", re-read every iteration)", strings.TrimRight(p, "\n"))
+	} else {
+		data, _ := os.ReadFile(r.ws.instructionsPath())
+		r.log.section("INSTRUCTIONS", strings.TrimRight(string(data), "\n"))
+		r.log.section("SYSTEM PROMPT", strings.TrimRight(r.systemPrompt, "\n"))
+	}
+	r.log.Flush()
+}
+
+// buildPrompt returns this iteration's prompt.
+func (r *runner) buildPrompt() (string, error) {
+	if r.opts.prompt.set {
+		return r.readPromptFile()
+	}
+	data, err := os.ReadFile(r.ws.instructionsPath())
+	if err != nil {
+		return "", fmt.Errorf("reading the task: %w", err)
+	}
+	tmpl, _, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "iteration")
+	if err != nil {
+		return "", err
+	}
+	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)), nil
+}
+
+// loop runs iterations until something ends the run.
+func (r *runner) loop() ending {
+	if r.opts.dryRun {
+		r.con.progressf("Dry run: the built-in mock agent stands in for claude")
+	}
+	r.con.progressf("Running %s (%s mode, up to %d iterations); press s to stop after the current iteration", r.ws.Name, r.mode, r.maxIterations)
+	for {
+		if r.iter >= r.maxIterations {
+			return ending{code: exitOK, reason: fmt.Sprintf("stopped: max iterations reached (%d/%d)", r.iter, r.maxIterations), status: statusStopped}
+		}
+		if end := r.checkDeadline(); end != nil {
+			return *end
+		}
+		if end := r.checkStopRequest(); end != nil {
+			return *end
+		}
+		o, err := r.iterate()
+		if err != nil {
+			return ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
+		}
+		if o.interrupted {
+			return r.interruptEnding()
+		}
+		if limited, reset := o.usageLimit(time.Now()); limited {
+			r.log.Flush()
+			if end := r.waitForLimit(reset); end != nil {
+				return *end
+			}
+			continue // the iteration is not counted, and is retried
+		}
+		if end := r.afterIteration(o); end != nil {
+			return *end
+		}
+		if r.iter >= r.maxIterations {
+			continue
+		}
+		if end := r.wait(r.delay, nil); end != nil {
+			return *end
+		}
+	}
+}
+
+// afterIteration counts an iteration and decides whether the run goes on.
+func (r *runner) afterIteration(o *iterationOutcome) *ending {
+	r.iter++
+	m := r.ws.meta
+	m.Iterations++
+	m.LastRunIterations++
+	r.cost += o.cost()
+	m.TotalCostUSD += o.cost()
+	failed, why := o.failed()
+	if failed {
+		m.FailedIterations++
+	}
+	if err := r.ws.save(); err != nil {
+		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
+	}
+	if f := o.fatal(); f != nil {
+		return &ending{code: exitError, reason: "error: " + f.msg, status: statusFailed, hint: f.hint}
+	}
+	ts, warn := readTaskStatus(r.ws)
+	if warn != nil && ts.Source != statusFile && !r.statusWarned {
+		r.statusWarned = true
+		r.con.noticef("warning: %v; progress falls back to %s", warn, firstNonEmpty(ts.Source, "nothing"))
+		r.log.printf("WARNING: %v", warn)
+	}
+	if failed {
+		r.failStreak++
+		r.con.noticef("iteration %d failed: %s (%d/%d consecutive failures)", r.iter, why, r.failStreak, r.maxFailures)
+		if o.stderrTail != "" {
+			r.log.printf("AGENT STDERR (last lines):\n%s", o.stderrTail)
+			r.con.noticef("agent stderr: %s", clip(lastLines(o.stderrTail, 3), 600))
+		}
+	} else {
+		r.failStreak = 0
+	}
+	r.reportIteration(o, ts, failed)
+	if ts.Complete {
+		return &ending{code: exitOK, reason: "completed: task marked complete in " + statusFile, status: statusCompleted}
+	}
+	if failed && r.failStreak >= r.maxFailures {
+		return &ending{code: exitError, reason: fmt.Sprintf("stopped: %d consecutive failed iterations", r.failStreak), status: statusFailed}
+	}
+	if r.mode == modeIterative {
+		switch {
+		case ts.Worked != nil && !*ts.Worked:
+			r.noWorkStreak++
+		case ts.Worked != nil && *ts.Worked:
+			r.noWorkStreak = 0
+		}
+		if r.stagnation > 0 && r.noWorkStreak >= r.stagnation {
+			return &ending{code: exitOK, reason: fmt.Sprintf("stopped: stagnation (%d iterations without work)", r.noWorkStreak), status: statusStopped}
+		}
+	}
+	return r.checkStopRequest()
+}
+
+// reportIteration prints and logs an iteration's end.
+func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool) {
+	progress := ""
+	if ts.HasProgress {
+		progress = fmt.Sprintf(" · %d/%d items (%d remaining)", ts.Completed, ts.Total, ts.Total-ts.Completed)
+	}
+	mark, verb := "✓", "done"
+	if failed {
+		mark, verb = "✗", "failed"
+	}
+	r.con.progressf("%s Iteration %d/%d %s in %s, $%.4f%s", mark, r.iter, r.maxIterations, verb, roundDuration(r.iterElapsed), o.cost(), progress)
+	status := "success"
+	if failed {
+		_, why := o.failed()
+		status = "error: " + why
+	}
+	r.log.printf("\nSTATUS: %s", status)
+	r.log.printf("Completed: %s", logTime(time.Now()))
+	if ts.HasProgress {
+		r.log.printf("Remaining: %d", ts.Total-ts.Completed)
+	}
+	r.log.printf("Cost: $%.4f", o.cost())
+	r.log.printf("")
+	r.log.Flush()
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	if d > time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// checkDeadline ends the run once --max-duration has passed.
+func (r *runner) checkDeadline() *ending {
+	if r.deadline.IsZero() || time.Now().Before(r.deadline) {
+		return nil
+	}
+	return &ending{code: exitOK, reason: fmt.Sprintf("stopped: max duration reached (%s)", r.opts.maxDuration.d), status: statusStopped}
+}
+
+// checkStopRequest looks at the stop file, and ends the run if a stop is
+// requested: this is the boundary between iterations.
+func (r *runner) checkStopRequest() *ending {
+	r.pollStopFile(true)
+	if r.stopSource == "" {
+		return nil
+	}
+	return &ending{code: exitOK, reason: fmt.Sprintf("stopped: stop requested (%s)", r.stopSource), status: statusStopped}
+}
+
+// pollStopFile notices the stop file appearing or disappearing, at most
+// once a second unless now is set.
+func (r *runner) pollStopFile(now bool) {
+	if !now && time.Since(r.lastStopPoll) < stopFilePollInterval {
+		return
+	}
+	r.lastStopPoll = time.Now()
+	exists := stopFileExists(r.ws.stopPath())
+	switch {
+	case exists && r.stopSource == "":
+		r.stopSource = "file"
+		r.showStopState()
+	case !exists && r.stopSource == "file":
+		r.stopSource = ""
+		r.showStopState()
+	}
+}
+
+// toggleStop is the s key.
+func (r *runner) toggleStop() {
+	if r.stopSource == "" {
+		r.stopSource = "keyboard"
+	} else {
+		if r.stopSource == "file" {
+			removeStopFile(r.ws.stopPath())
+		}
+		r.stopSource = ""
+	}
+	r.showStopState()
+}
+
+func (r *runner) showStopState() {
+	if r.stopSource != "" {
+		r.con.progressf("Stop requested (press s to cancel)")
+		r.log.printf("[stop requested (%s)]", r.stopSource)
+	} else {
+		r.con.progressf("Stop cancelled: the run goes on")
+		r.log.printf("[stop cancelled]")
+	}
+}
+
+// interruptEnding is the ending after a signal.
+func (r *runner) interruptEnding() ending {
+	return ending{code: exitCodeFor(r.interruptSig), reason: fmt.Sprintf("stopped: interrupted (%s)", signalName(r.interruptSig)), status: statusInterrupted}
+}
+
+// iterate runs one agent to its end.
+func (r *runner) iterate() (*iterationOutcome, error) {
+	n := r.iter + 1
+	prompt, err := r.buildPrompt()
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	r.con.progressf("▶ Iteration %d/%d started at %s", n, r.maxIterations, started.Format("15:04:05"))
+	r.log.section(fmt.Sprintf("ITERATION %d", n), "Started: "+logTime(started))
+	r.log.printf("CLAUDE OUTPUT:")
+	spec := r.spec
+	spec.prompt = []byte(prompt)
+	transcript := r.con.transcript(r.log)
+	a, err := startAgent(spec, transcript, r.log)
+	if err != nil {
+		o := &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err)}
+		r.iterElapsed = time.Since(started)
+		return o, nil
+	}
+	res := r.supervise(a)
+	r.endAgent(a, res)
+	o := a.outcome
+	o.finish(a.waitErr, a.tail.String())
+	o.hang = res.hang
+	o.interrupted = r.interruptSig != nil
+	r.iterElapsed = time.Since(started) - res.suspended
+	if o.skipped > 0 || o.malformed > 0 {
+		r.log.printf("[%d malformed and %d oversized stream-json lines]", o.malformed, o.skipped)
+	}
+	return &o, nil
 }

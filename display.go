@@ -1,0 +1,121 @@
+package main
+
+// This file implements the run's console output. The rules are: quiet prints
+// errors only; progress (the default) prints a line at each iteration's start
+// and end and the run's last line; verbose adds the agent's transcript. Plain
+// lines (no cursor movement, no colour) when stdout is not a terminal, TERM is
+// dumb or NO_COLOR is set. Diagnostics go to stderr as "claude-iterate: …";
+// the run's last line, saying why it ended, too.
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// console is the run's output; safe for concurrent use.
+type console struct {
+	mu       sync.Mutex
+	out, err io.Writer
+	level    string
+	// fancy allows in-place updates (a terminal that is not dumb, and no
+	// NO_COLOR).
+	fancy bool
+	// statusShown is true while an in-place status line is on screen.
+	statusShown bool
+}
+
+func newConsole(out, errw io.Writer, level string) *console {
+	c := &console{out: out, err: errw, level: level}
+	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" && os.Getenv("NO_COLOR") == "" {
+		c.fancy = true
+	}
+	return c
+}
+
+// clearStatus removes an in-place status line; c.mu must be held.
+func (c *console) clearStatus() {
+	if c.statusShown {
+		io.WriteString(c.out, "\r\x1b[K")
+		c.statusShown = false
+	}
+}
+
+// progressf prints a line at the progress and verbose levels.
+func (c *console) progressf(format string, args ...any) {
+	if c.level == outputQuiet {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	fmt.Fprintf(c.out, format+"\n", args...)
+}
+
+// status shows a transient line: in place on a terminal, else as a line when
+// plainToo is set.
+func (c *console) status(plainToo bool, format string, args ...any) {
+	if c.level == outputQuiet {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fancy {
+		io.WriteString(c.out, "\r\x1b[K")
+		fmt.Fprintf(c.out, format, args...)
+		c.statusShown = true
+		return
+	}
+	if plainToo {
+		fmt.Fprintf(c.out, format+"\n", args...)
+	}
+}
+
+// noticef prints a diagnostic at every level but quiet.
+func (c *console) noticef(format string, args ...any) {
+	if c.level == outputQuiet {
+		return
+	}
+	c.errorf(format, args...)
+}
+
+// errorf prints a diagnostic at every level.
+func (c *console) errorf(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	fmt.Fprintf(c.err, progName+": "+format+"\n", args...)
+}
+
+// rawf prints to stderr without the program name (the seeds' signal
+// messages).
+func (c *console) rawf(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	fmt.Fprintf(c.err, format+"\n", args...)
+}
+
+// transcript returns the writer for the agent's formatted output: the log,
+// and the screen in verbose mode.
+func (c *console) transcript(log *runLog) io.Writer {
+	if c.level != outputVerbose {
+		return log
+	}
+	return &teeWriter{c: c, log: log}
+}
+
+type teeWriter struct {
+	c   *console
+	log *runLog
+}
+
+func (t *teeWriter) Write(p []byte) (int, error) {
+	t.log.Write(p)
+	t.c.mu.Lock()
+	t.c.clearStatus()
+	t.c.out.Write(p)
+	t.c.mu.Unlock()
+	return len(p), nil
+}

@@ -1,0 +1,223 @@
+//go:build linux || darwin
+
+package main
+
+// This file implements the keyboard: the s key that toggles a graceful stop.
+// The rules are: keys are read only when stdin is a terminal and the tool is
+// in the terminal's foreground process group (a read from the background
+// would stop the tool with SIGTTIN); the terminal is put in cbreak mode —
+// ICANON and ECHO off, ISIG and OPOST kept, so Ctrl+C and Ctrl+Z still raise
+// signals and output still gets its carriage returns (raw mode would turn
+// them into plain bytes); the previous mode is restored on every exit path
+// and before the tool suspends; keys come from /dev/tty opened with
+// os.OpenFile, which is pollable, so a pending read can be cancelled with a
+// deadline — its Fd method is never called (that would make it blocking),
+// ioctls go through SyscallConn.
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	_, err := getTermios(f)
+	return err == nil
+}
+
+func getTermios(f *os.File) (*syscall.Termios, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var t syscall.Termios
+	var errno syscall.Errno
+	err = rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(ioctlGetTermios), uintptr(unsafe.Pointer(&t)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	return &t, nil
+}
+
+func setTermios(f *os.File, t *syscall.Termios) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var errno syscall.Errno
+	err = rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(ioctlSetTermios), uintptr(unsafe.Pointer(t)))
+	})
+	if err != nil {
+		return err
+	}
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// foregroundGroup returns the terminal's foreground process group.
+func foregroundGroup(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var pgrp int32
+	var errno syscall.Errno
+	err = rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(syscall.TIOCGPGRP), uintptr(unsafe.Pointer(&pgrp)))
+	})
+	if err != nil {
+		return 0, err
+	}
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(pgrp), nil
+}
+
+// keyboard reads keys from the controlling terminal.
+type keyboard struct {
+	tty   *os.File
+	saved *syscall.Termios
+	keys  chan byte
+
+	mu      sync.Mutex
+	reading bool // the reader goroutine is reading
+	cbreak  bool // the terminal is in cbreak mode
+	paused  bool // reading is suspended until resume
+	wake    chan struct{}
+	closed  bool
+}
+
+// openKeyboard returns a keyboard, or nil when stdin is not a terminal or
+// /dev/tty cannot be opened.
+func openKeyboard(stdin any) *keyboard {
+	in, ok := stdin.(*os.File)
+	if !ok || !isTerminal(in) {
+		return nil
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	saved, err := getTermios(tty)
+	if err != nil {
+		tty.Close()
+		return nil
+	}
+	k := &keyboard{tty: tty, saved: saved, keys: make(chan byte, 16), wake: make(chan struct{}, 1)}
+	go k.read()
+	k.resume()
+	return k
+}
+
+// inForeground reports whether this process's group owns the terminal.
+func (k *keyboard) inForeground() bool {
+	pg, err := foregroundGroup(k.tty)
+	return err == nil && pg == syscall.Getpgrp()
+}
+
+// resume enters cbreak mode and starts reading, if the tool is in the
+// foreground; it never touches the terminal from the background.
+func (k *keyboard) resume() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed || !k.inForeground() {
+		return
+	}
+	if !k.cbreak {
+		t := *k.saved
+		t.Lflag &^= syscall.ICANON | syscall.ECHO
+		t.Cc[syscall.VMIN] = 1
+		t.Cc[syscall.VTIME] = 0
+		if setTermios(k.tty, &t) == nil {
+			k.cbreak = true
+		}
+	}
+	if k.paused || !k.reading {
+		k.paused = false
+		k.tty.SetReadDeadline(time.Time{})
+		select {
+		case k.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// active reports whether keys are being read.
+func (k *keyboard) active() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.cbreak && !k.paused
+}
+
+// pause stops reading and restores the terminal's mode (before suspending,
+// and at exit).
+func (k *keyboard) pause() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.paused = true
+	k.tty.SetReadDeadline(time.Now())
+	if k.cbreak {
+		setTermios(k.tty, k.saved)
+		k.cbreak = false
+	}
+}
+
+// close restores the terminal and stops the reader.
+func (k *keyboard) close() {
+	if k == nil {
+		return
+	}
+	k.pause()
+	k.mu.Lock()
+	k.closed = true
+	k.mu.Unlock()
+	select {
+	case k.wake <- struct{}{}:
+	default:
+	}
+}
+
+// read delivers keys until closed, sleeping while paused.
+func (k *keyboard) read() {
+	buf := make([]byte, 64)
+	for {
+		k.mu.Lock()
+		closed, paused := k.closed, k.paused || !k.cbreak
+		k.reading = !paused && !closed
+		k.mu.Unlock()
+		if closed {
+			k.tty.Close()
+			return
+		}
+		if paused {
+			<-k.wake
+			continue
+		}
+		n, err := k.tty.Read(buf)
+		for _, b := range buf[:n] {
+			select {
+			case k.keys <- b:
+			default: // nobody is listening fast enough; drop the key
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			// The terminal is gone (hangup): stop reading.
+			k.mu.Lock()
+			k.paused = true
+			k.mu.Unlock()
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package main
+
+// This file recognises usage and rate limits. The rules are: a limit is read
+// from a rate_limit_event with status "rejected" (resetsAt, epoch seconds),
+// from api_error_status 429 on the result, or from the CLI's two text forms —
+// "usage limit reached|<epoch>" and "You've hit your … limit · resets <time>"
+// — and only in the result text or the CLI's own (synthetic) assistant error
+// text, never in tool output, where a file that mentions a limit is just a
+// file.
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// defaultLimitWait is how long to wait when a limit says no reset time.
+const defaultLimitWait = 5 * time.Minute
+
+// limitMargin is added to a reset time: the limit lifts at, not before, it.
+const limitMargin = time.Minute
+
+var (
+	limitEpochRE = regexp.MustCompile(`(?i)usage limit reached\|(\d{9,12})`)
+	limitHitRE   = regexp.MustCompile(`(?i)hit your [^·\n]*limit\s*·\s*resets\s+([^\n]+)`)
+	clockRE      = regexp.MustCompile(`(?i)^(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
+)
+
+// isLimitText reports whether s is one of the CLI's limit messages.
+func isLimitText(s string) bool {
+	return limitEpochRE.MatchString(s) || limitHitRE.MatchString(s)
+}
+
+// limitResetFromText returns the reset time a limit message gives.
+func limitResetFromText(s string, now time.Time) (time.Time, bool) {
+	if m := limitEpochRE.FindStringSubmatch(s); m != nil {
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if err == nil {
+			return time.Unix(n, 0), true
+		}
+	}
+	if m := limitHitRE.FindStringSubmatch(s); m != nil {
+		return parseResetClock(strings.TrimSpace(m[1]), now)
+	}
+	return time.Time{}, false
+}
+
+var monthAbbr = map[string]time.Month{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
+
+// parseResetClock parses the CLI's reset times: "8:21pm (UTC)", "3am
+// (Europe/Paris)", "Nov 22, 3pm (UTC)", "20:30". Without a date, the next such
+// time after now.
+func parseResetClock(s string, now time.Time) (time.Time, bool) {
+	m := clockRE.FindStringSubmatch(s)
+	if m == nil {
+		return time.Time{}, false
+	}
+	hour, _ := strconv.Atoi(m[3])
+	minute := 0
+	if m[4] != "" {
+		minute, _ = strconv.Atoi(m[4])
+	}
+	switch strings.ToLower(m[5]) {
+	case "am":
+		if hour == 12 {
+			hour = 0
+		}
+	case "pm":
+		if hour != 12 {
+			hour += 12
+		}
+	}
+	if hour > 23 || minute > 59 {
+		return time.Time{}, false
+	}
+	loc := now.Location()
+	if m[6] != "" {
+		if l, err := time.LoadLocation(strings.TrimSpace(m[6])); err == nil {
+			loc = l
+		}
+	}
+	n := now.In(loc)
+	if m[1] != "" {
+		mon, ok := monthAbbr[strings.ToLower(m[1])]
+		day, _ := strconv.Atoi(m[2])
+		if !ok || day < 1 || day > 31 {
+			return time.Time{}, false
+		}
+		t := time.Date(n.Year(), mon, day, hour, minute, 0, 0, loc)
+		if t.Before(n.Add(-24 * time.Hour)) { // "Jan 2" seen on Dec 30
+			t = t.AddDate(1, 0, 0)
+		}
+		return t, true
+	}
+	t := time.Date(n.Year(), n.Month(), n.Day(), hour, minute, 0, 0, loc)
+	if !t.After(n) {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, true
+}
+
+// formatEpoch shows epoch seconds as a local clock time.
+func formatEpoch(sec int64) string {
+	if sec <= 0 {
+		return "an unknown time"
+	}
+	return time.Unix(sec, 0).Local().Format("15:04 MST, Jan 2")
+}

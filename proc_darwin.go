@@ -1,0 +1,45 @@
+//go:build darwin
+
+package main
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// agentSysProcAttr puts the agent in its own process group. macOS has no
+// parent-death signal: a SIGKILLed tool leaves the agent running.
+func agentSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// becomeSubreaper is unavailable on macOS; the sweep then covers the
+// descendants recorded before a kill, and the group kill the rest.
+func becomeSubreaper() error { return nil }
+
+type procInfo struct {
+	pid, ppid, pgid int
+	state           byte
+}
+
+// listProcs asks ps, as macOS has no /proc.
+func listProcs() []procInfo {
+	out, err := exec.Command("ps", "-A", "-o", "pid=,ppid=,pgid=,stat=").Output()
+	if err != nil {
+		return nil
+	}
+	var procs []procInfo
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		pid, _ := strconv.Atoi(f[0])
+		ppid, _ := strconv.Atoi(f[1])
+		pgid, _ := strconv.Atoi(f[2])
+		procs = append(procs, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[3][0]})
+	}
+	return procs
+}

@@ -1,0 +1,70 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// agentSysProcAttr puts the agent in its own process group and kills it if
+// the thread that started it exits (see startAgent for why that thread lives
+// until the agent is reaped).
+func agentSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.
+const prSetChildSubreaper = 36
+
+// becomeSubreaper makes orphaned descendants re-parent to this process
+// instead of init, so that the sweep can find them.
+func becomeSubreaper() error {
+	_, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// procInfo is what the sweep needs of a process.
+type procInfo struct {
+	pid, ppid, pgid int
+	state           byte
+}
+
+// listProcs reads every process's parent, group and state from /proc.
+func listProcs() []procInfo {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	procs := make([]procInfo, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + n + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 || i+2 >= len(data) {
+			continue
+		}
+		f := bytes.Fields(data[i+2:])
+		if len(f) < 3 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(string(f[1]))
+		pgid, _ := strconv.Atoi(string(f[2]))
+		procs = append(procs, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]})
+	}
+	return procs
+}

@@ -1,0 +1,52 @@
+package main
+
+// This file builds the prompts. The rules are: each mode has a system prompt
+// (given with --append-system-prompt) and an iteration prompt (sent on
+// stdin), embedded in the binary; a workspace may override either with
+// <workspace>/prompts/<name>.md, a project with
+// .claude-iterate/prompts/<mode>/<name>.md; the tokens {{projectRoot}},
+// {{workspacePath}} and {{instructions}} are replaced. Ralph mode sends its
+// prompt file verbatim, with no system prompt.
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+//go:embed prompts
+var embeddedPrompts embed.FS
+
+// promptTemplate returns the template name ("system" or "iteration") for
+// mode, and where it came from.
+func promptTemplate(w *workspace, projectRoot, mode, name string) (text, source string, err error) {
+	for _, p := range []string{
+		filepath.Join(w.Dir, "prompts", name+".md"),
+		filepath.Join(projectRoot, ralphStateDir, "prompts", mode, name+".md"),
+	} {
+		data, err := os.ReadFile(p)
+		if err == nil {
+			return string(data), p, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", "", fmt.Errorf("reading prompt template: %w", err)
+		}
+	}
+	data, err := embeddedPrompts.ReadFile("prompts/" + mode + "/" + name + ".md")
+	if err != nil {
+		return "", "", fmt.Errorf("no built-in %s prompt for mode %q", name, mode)
+	}
+	return string(data), "built-in", nil
+}
+
+// expandPrompt replaces the template tokens.
+func expandPrompt(tmpl, projectRoot, workspacePath, instructions string) string {
+	return strings.NewReplacer(
+		"{{projectRoot}}", projectRoot,
+		"{{workspacePath}}", workspacePath,
+		"{{instructions}}", strings.TrimRight(instructions, "\n"),
+	).Replace(tmpl)
+}

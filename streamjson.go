@@ -1,0 +1,487 @@
+package main
+
+// This file reads the agent's stdout: newline-delimited JSON events from
+// `claude -p --output-format stream-json --verbose`, and formats them for the
+// verbose display and the log.
+//
+// The rules are: lines have no length limit short of maxLineBytes (a longer
+// line is skipped with a warning and reading goes on — the pipe is always
+// drained, so the agent never blocks on a full pipe); malformed lines, unknown
+// event types, missing fields, a last line without a newline and events after
+// the result are tolerated, logged and never fatal; memory stays bounded: the
+// reader holds the current line, the last result and a small tool-name map,
+// never the transcript.
+//
+// The fields the tool relies on (all others are ignored):
+//
+//	every event      type, subtype, parent_tool_use_id (set inside a sub-agent)
+//	system/init      model, tools
+//	system/api_retry attempt, max_retries, error_status, error, retry_delay_ms
+//	system/task_*    description, summary, status
+//	assistant, user  message.content[]: {type:"text", text}
+//	                 {type:"tool_use", id, name, input{file_path, command,
+//	                 pattern, path, description, url, query, old_string,
+//	                 new_string, content, offset, limit, todos}}
+//	                 {type:"tool_result", tool_use_id, is_error, content:
+//	                 string or [{type:"text", text}]}
+//	                 message.model "<synthetic>" marks the CLI's own error text
+//	rate_limit_event rate_limit_info{status:"allowed"|"rejected", resetsAt
+//	                 (epoch seconds), rateLimitType}
+//	result           subtype ("success", "error_max_turns",
+//	                 "error_during_execution", …), is_error, result (text;
+//	                 absent on some errors), errors[], total_cost_usd,
+//	                 num_turns, api_error_status (e.g. 429)
+//	stream_event     partial-message deltas: not shown (the assistant event
+//	                 that follows carries the same text)
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxLineBytes caps one stream-json line. Public reports mention lines over
+// 64 MiB (an Edit of a large file); past this, a line is skipped.
+const maxLineBytes = 128 << 20
+
+// lineReader splits a stream into lines of at most max bytes.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next line without its newline. skipped > 0 reports a line
+// of that many bytes that was over the cap and dropped (line is then nil).
+// The returned slice is valid until the next call.
+func (lr *lineReader) next() (line []byte, skipped int64, err error) {
+	lr.buf = lr.buf[:0]
+	over := false
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		if over {
+			skipped += int64(len(chunk))
+		} else if len(lr.buf)+len(chunk) > lr.max+1 {
+			over = true
+			skipped = int64(len(lr.buf) + len(chunk))
+			lr.buf = lr.buf[:0]
+		} else {
+			lr.buf = append(lr.buf, chunk...)
+		}
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil:
+			if over {
+				return nil, skipped - 1, nil
+			}
+			return bytes.TrimSuffix(lr.buf[:len(lr.buf)-1], []byte{'\r'}), 0, nil
+		default:
+			// EOF or a read error: a last line without a newline still counts.
+			if over {
+				return nil, skipped, nil
+			}
+			if len(lr.buf) > 0 {
+				return lr.buf, 0, nil
+			}
+			return nil, 0, err
+		}
+	}
+}
+
+// streamEvent is one stream-json event, reduced to the fields listed in the
+// file comment.
+type streamEvent struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	Message         *streamMessage  `json:"message"`
+	IsError         bool            `json:"is_error"`
+	Result          *string         `json:"result"`
+	Errors          json.RawMessage `json:"errors"`
+	TotalCostUSD    *float64        `json:"total_cost_usd"`
+	NumTurns        int             `json:"num_turns"`
+	APIErrorStatus  *int            `json:"api_error_status"`
+	RateLimitInfo   *rateLimitInfo  `json:"rate_limit_info"`
+	Model           string          `json:"model"`
+	Tools           []string        `json:"tools"`
+	Attempt         int             `json:"attempt"`
+	MaxRetries      int             `json:"max_retries"`
+	ErrorStatus     *int            `json:"error_status"`
+	Error           json.RawMessage `json:"error"`
+	RetryDelayMS    float64         `json:"retry_delay_ms"`
+	Description     string          `json:"description"`
+	Summary         string          `json:"summary"`
+	Status          string          `json:"status"`
+}
+
+type streamMessage struct {
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+}
+
+type rateLimitInfo struct {
+	Status        string `json:"status"`
+	ResetsAt      int64  `json:"resetsAt"`
+	RateLimitType string `json:"rateLimitType"`
+}
+
+// contentBlock is one element of message.content.
+type contentBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// blocks decodes message.content, which is an array of blocks or a string.
+func (m *streamMessage) blocks() []contentBlock {
+	if m == nil || len(m.Content) == 0 {
+		return nil
+	}
+	var bs []contentBlock
+	if err := json.Unmarshal(m.Content, &bs); err == nil {
+		return bs
+	}
+	var s string
+	if err := json.Unmarshal(m.Content, &s); err == nil {
+		return []contentBlock{{Type: "text", Text: s}}
+	}
+	return nil
+}
+
+// resultText returns a result event's text, or its errors joined.
+func (e *streamEvent) resultText() string {
+	if e.Result != nil {
+		return *e.Result
+	}
+	var errs []string
+	if json.Unmarshal(e.Errors, &errs) == nil {
+		return strings.Join(errs, "; ")
+	}
+	if len(e.Errors) > 0 && string(e.Errors) != "null" {
+		return string(e.Errors)
+	}
+	return ""
+}
+
+// decodeEvent parses one line.
+func decodeEvent(line []byte) (*streamEvent, error) {
+	var e streamEvent
+	if err := json.Unmarshal(line, &e); err != nil {
+		return nil, err
+	}
+	if e.Type == "" {
+		return &e, fmt.Errorf("event without a type")
+	}
+	return &e, nil
+}
+
+// Preview sizes for tool results (SPEC §7).
+const (
+	previewReadLines  = 15
+	previewBashLines  = 20
+	previewOtherLines = 10
+	previewLineWidth  = 400
+	maxToolNames      = 4096
+)
+
+// formatter turns events into the human-readable transcript shown in verbose
+// mode and written to the log.
+type formatter struct {
+	w io.Writer
+	// toolNames maps tool_use ids to tool names, to format their results.
+	toolNames map[string]string
+}
+
+func newFormatter(w io.Writer) *formatter {
+	return &formatter{w: w, toolNames: map[string]string{}}
+}
+
+func (f *formatter) printf(indent, format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	for _, line := range strings.Split(s, "\n") {
+		io.WriteString(f.w, indent+line+"\n")
+	}
+}
+
+// format writes e. raw is the event's line, used for unknown events.
+func (f *formatter) format(e *streamEvent, raw []byte) {
+	indent := ""
+	if e.ParentToolUseID != nil && *e.ParentToolUseID != "" {
+		indent = "  │ " // inside a sub-agent
+	}
+	switch e.Type {
+	case "system":
+		f.formatSystem(e, indent, raw)
+	case "assistant", "user":
+		for _, b := range e.Message.blocks() {
+			f.formatBlock(e, b, indent)
+		}
+	case "rate_limit_event":
+		if i := e.RateLimitInfo; i != nil && i.Status != "allowed" {
+			f.printf(indent, "⚠ Rate limit %s (%s), resets at %s", i.Status, i.RateLimitType, formatEpoch(i.ResetsAt))
+		}
+	case "result":
+		cost := ""
+		if e.TotalCostUSD != nil {
+			cost = fmt.Sprintf(", $%.4f", *e.TotalCostUSD)
+		}
+		mark := "✓"
+		if e.IsError || e.Subtype != "success" {
+			mark = "✗"
+		}
+		f.printf(indent, "%s Result (%s, %d turns%s): %s", mark, e.Subtype, e.NumTurns, cost, clip(e.resultText(), 2000))
+	case "stream_event":
+		// Partial deltas; the assistant event repeats their text.
+	default:
+		f.printf(indent, "[%s event] %s", e.Type, clip(string(raw), 300))
+	}
+}
+
+func (f *formatter) formatSystem(e *streamEvent, indent string, raw []byte) {
+	switch e.Subtype {
+	case "init":
+		f.printf(indent, "Session started (model %s, %d tools)", e.Model, len(e.Tools))
+	case "api_retry":
+		status := ""
+		if e.ErrorStatus != nil {
+			status = fmt.Sprintf(" after %d", *e.ErrorStatus)
+		}
+		f.printf(indent, "⚠ API retry %d/%d%s %s (waiting %.1fs)", e.Attempt, e.MaxRetries, status, strings.Trim(string(e.Error), `"`), e.RetryDelayMS/1000)
+	case "task_started":
+		f.printf(indent, "… Task started: %s", e.Description)
+	case "task_notification", "task_updated":
+		f.printf(indent, "… Task %s: %s", e.Status, firstNonEmpty(e.Summary, e.Description))
+	case "status":
+		// Request-state chatter ("requesting"); shown only in the log.
+		f.printf(indent, "[status %s]", e.Status)
+	default:
+		f.printf(indent, "[system %s] %s", e.Subtype, clip(string(raw), 300))
+	}
+}
+
+func (f *formatter) formatBlock(e *streamEvent, b contentBlock, indent string) {
+	switch b.Type {
+	case "text":
+		if strings.TrimSpace(b.Text) == "" {
+			return
+		}
+		if e.Type == "user" {
+			f.printf(indent, "› %s", clip(b.Text, 2000))
+			return
+		}
+		f.printf(indent, "%s", b.Text)
+	case "thinking":
+		// Not shown: long and private to the model's reasoning.
+	case "tool_use":
+		if len(f.toolNames) >= maxToolNames {
+			clear(f.toolNames)
+		}
+		f.toolNames[b.ID] = b.Name
+		f.formatToolUse(b, indent)
+	case "tool_result":
+		f.formatToolResult(b, indent)
+	default:
+		f.printf(indent, "[%s block]", b.Type)
+	}
+}
+
+// toolInput holds the tool arguments worth showing.
+type toolInput struct {
+	FilePath    string          `json:"file_path"`
+	NotebookP   string          `json:"notebook_path"`
+	Command     string          `json:"command"`
+	Pattern     string          `json:"pattern"`
+	Path        string          `json:"path"`
+	Description string          `json:"description"`
+	Subagent    string          `json:"subagent_type"`
+	URL         string          `json:"url"`
+	Query       string          `json:"query"`
+	OldString   *string         `json:"old_string"`
+	NewString   *string         `json:"new_string"`
+	ReplaceAll  bool            `json:"replace_all"`
+	Content     *string         `json:"content"`
+	Offset      int             `json:"offset"`
+	Limit       int             `json:"limit"`
+	Todos       json.RawMessage `json:"todos"`
+}
+
+func (f *formatter) formatToolUse(b contentBlock, indent string) {
+	var in toolInput
+	json.Unmarshal(b.Input, &in)
+	head := "🔧 " + b.Name
+	switch b.Name {
+	case "Read":
+		rng := ""
+		if in.Offset > 0 || in.Limit > 0 {
+			rng = fmt.Sprintf(" (from line %d, %d lines)", max(in.Offset, 1), in.Limit)
+		}
+		f.printf(indent, "%s %s%s", head, in.FilePath, rng)
+	case "Write":
+		size := ""
+		if in.Content != nil {
+			size = fmt.Sprintf(" (%s, %d lines)", formatBytes(len(*in.Content)), strings.Count(*in.Content, "\n")+1)
+		}
+		f.printf(indent, "%s %s%s", head, in.FilePath, size)
+	case "Edit":
+		mode := ""
+		if in.ReplaceAll {
+			mode = " (replace all)"
+		}
+		f.printf(indent, "%s %s%s", head, in.FilePath, mode)
+		if in.OldString != nil {
+			f.printf(indent+"   - ", "%s", *in.OldString)
+		}
+		if in.NewString != nil {
+			f.printf(indent+"   + ", "%s", *in.NewString)
+		}
+	case "NotebookEdit":
+		f.printf(indent, "%s %s", head, firstNonEmpty(in.NotebookP, in.FilePath))
+	case "Bash":
+		f.printf(indent, "%s $ %s", head, clip(in.Command, 2000))
+	case "Grep", "Glob":
+		where := ""
+		if in.Path != "" {
+			where = " in " + in.Path
+		}
+		f.printf(indent, "%s %s%s", head, in.Pattern, where)
+	case "Task", "Agent":
+		f.printf(indent, "%s %s (%s)", head, in.Description, firstNonEmpty(in.Subagent, "agent"))
+	case "WebFetch":
+		f.printf(indent, "%s %s", head, in.URL)
+	case "WebSearch":
+		f.printf(indent, "%s %s", head, in.Query)
+	case "TodoWrite":
+		var todos []struct{ Content, Status string }
+		json.Unmarshal(in.Todos, &todos)
+		f.printf(indent, "%s (%d items)", head, len(todos))
+		for _, t := range todos {
+			box := "[ ]"
+			switch t.Status {
+			case "completed":
+				box = "[x]"
+			case "in_progress":
+				box = "[~]"
+			}
+			f.printf(indent+"   ", "%s %s", box, t.Content)
+		}
+	default:
+		f.printf(indent, "%s %s", head, clip(compactJSON(b.Input), 300))
+	}
+}
+
+func (f *formatter) formatToolResult(b contentBlock, indent string) {
+	name := f.toolNames[b.ToolUseID]
+	delete(f.toolNames, b.ToolUseID)
+	text := toolResultText(b.Content)
+	if b.IsError {
+		f.printf(indent, "   ✗ %s", clip(strings.TrimSpace(text), 2000))
+		return
+	}
+	limit := previewOtherLines
+	switch name {
+	case "Read":
+		limit = previewReadLines
+	case "Bash":
+		limit = previewBashLines
+	}
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if text == "" {
+		lines = nil
+	}
+	f.printf(indent, "   ✓ %s", resultSummary(name, len(lines)))
+	for i, l := range lines {
+		if i == limit {
+			f.printf(indent, "     … %d more lines", len(lines)-limit)
+			break
+		}
+		f.printf(indent, "     %s", clip(l, previewLineWidth))
+	}
+}
+
+func resultSummary(tool string, lines int) string {
+	if tool == "" {
+		tool = "tool"
+	}
+	switch lines {
+	case 0:
+		return tool + ": no output"
+	case 1:
+		return tool + ": 1 line"
+	}
+	return fmt.Sprintf("%s: %d lines", tool, lines)
+}
+
+// toolResultText flattens tool_result content (a string or text blocks).
+func toolResultText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []contentBlock
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Type == "text" {
+				b.WriteString(p.Text)
+				b.WriteString("\n")
+			} else {
+				fmt.Fprintf(&b, "[%s]\n", p.Type)
+			}
+		}
+		return b.String()
+	}
+	return string(raw)
+}
+
+// clip shortens s to about n bytes, on a rune boundary, saying how much was cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func formatBytes(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f KB", float64(n)/1024)
+}

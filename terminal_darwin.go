@@ -1,0 +1,10 @@
+//go:build darwin
+
+package main
+
+import "syscall"
+
+const (
+	ioctlGetTermios = syscall.TIOCGETA
+	ioctlSetTermios = syscall.TIOCSETA
+)

@@ -1,0 +1,10 @@
+//go:build linux
+
+package main
+
+import "syscall"
+
+const (
+	ioctlGetTermios = syscall.TCGETS
+	ioctlSetTermios = syscall.TCSETS
+)
