@@ -114,10 +114,10 @@ type settings struct {
 	layers  []*configLayer
 }
 
-func (s *settings) str(k string) string          { return s.values[k].(string) }
-func (s *settings) count(k string) int           { return s.values[k].(int) }
-func (s *settings) boolean(k string) bool        { return s.values[k].(bool) }
-func (s *settings) list(k string) []string       { return s.values[k].([]string) }
+func (s *settings) str(k string) string    { return s.values[k].(string) }
+func (s *settings) count(k string) int     { return s.values[k].(int) }
+func (s *settings) boolean(k string) bool  { return s.values[k].(bool) }
+func (s *settings) list(k string) []string { return s.values[k].([]string) }
 func (s *settings) seconds(k string) time.Duration {
 	return time.Duration(s.values[k].(float64) * float64(time.Second))
 }

@@ -88,12 +88,12 @@ func init() { runCommand.run = runRun }
 // runOptions are the run command's flags.
 type runOptions struct {
 	maxIterations, stagnation, maxTurns, maxFailures countFlag
-	delay                                           secondsFlag
-	noDelay, verbose, quiet, skipPerms, dryRun      bool
-	noKeyboard                                      bool
-	output, prompt, claude, model                   stringFlag
-	maxDuration, iterationTimeout, idleTimeout      durationFlag
-	interruptGrace                                  durationFlag
+	delay                                            secondsFlag
+	noDelay, verbose, quiet, skipPerms, dryRun       bool
+	noKeyboard                                       bool
+	output, prompt, claude, model                    stringFlag
+	maxDuration, iterationTimeout, idleTimeout       durationFlag
+	interruptGrace                                   durationFlag
 }
 
 func parseRunFlags(args []string) (*runOptions, []string, error) {
@@ -217,17 +217,17 @@ type runner struct {
 	delay, interruptGrace, resultWatchdog  time.Duration
 	deadline                               time.Time // from --max-duration
 
-	iter           int // iterations counted in this run
-	failStreak     int
-	noWorkStreak   int
-	cost           float64
-	suspended      time.Duration
-	stopSource     string // "keyboard" or "file" while a stop is requested
-	lastStopPoll   time.Time
-	statusWarned   bool
-	interruptSig   os.Signal
-	systemPrompt   string
-	iterElapsed    time.Duration
+	iter         int // iterations counted in this run
+	failStreak   int
+	noWorkStreak int
+	cost         float64
+	suspended    time.Duration
+	stopSource   string // "keyboard" or "file" while a stop is requested
+	lastStopPoll time.Time
+	statusWarned bool
+	interruptSig os.Signal
+	systemPrompt string
+	iterElapsed  time.Duration
 }
 
 // ending is how a run ends.
