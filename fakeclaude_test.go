@@ -33,6 +33,8 @@ package main
 //	                     start a sleeper in its own session (as the real CLI
 //	                     runs its tools), recording its pid; with "pipe" it
 //	                     keeps the fake's stdout open
+//	limit SECONDS        a rejected rate_limit_event resetting SECONDS from now,
+//	                     the CLI's limit text and a 429 error result
 //	hang                 block forever
 //	exit N               exit with status N
 
@@ -186,9 +188,21 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 			return 3, true
 		}
 		os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	case "limit":
+		secs, _ := strconv.Atoi(arg)
+		reset := time.Now().Unix() + int64(secs)
+		fakeEmitTo(out, map[string]any{"type": "rate_limit_event", "rate_limit_info": map[string]any{"status": "rejected", "resetsAt": reset, "rateLimitType": "five_hour"}})
+		msg := "You've hit your session limit · resets soon"
+		fakeEmitTo(out, map[string]any{"type": "assistant", "message": map[string]any{"model": "<synthetic>", "role": "assistant", "content": []any{map[string]any{"type": "text", "text": msg}}}})
+		r := fakeResult(true, msg)
+		r["api_error_status"] = 429
+		fakeEmitTo(out, r)
+		flush()
 	case "hang":
 		flush()
-		select {}
+		for { // not select{}: the runtime would call that a deadlock
+			time.Sleep(time.Hour)
+		}
 	case "exit":
 		n, _ := strconv.Atoi(arg)
 		return n, true

@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -24,6 +27,16 @@ func TestMain(m *testing.M) {
 
 func TestScript(t *testing.T) {
 	t.Parallel()
+	// Leaked descendants of the tools under test re-parent here, where they
+	// stay observable (the gone command) and are ended at the end.
+	if err := becomeSubreaper(); err != nil {
+		t.Logf("cannot become a subreaper: %v", err)
+	}
+	t.Cleanup(func() {
+		if n := sweepDescendants(true, nil); n > 0 {
+			t.Errorf("%d processes were left running by the scripts", n)
+		}
+	})
 	fixtures, err := filepath.Abs("testdata/fixtures")
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +58,7 @@ func TestScript(t *testing.T) {
 func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"status": cmdStatus,
+		"gone":   cmdGone,
 	}
 	for k, v := range ptyCommands() {
 		cmds[k] = v
@@ -93,4 +107,38 @@ func exitStatus(err error) int {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// cmdGone asserts that the processes whose pids are in the files are dead
+// (or zombies), waiting up to a deadline for a SIGKILL to take effect.
+//
+//	gone PIDFILE...
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: gone PIDFILE...")
+	}
+	for _, f := range args {
+		pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(f)))
+		if err != nil || pid <= 0 {
+			ts.Fatalf("gone: %s holds no pid", f)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for processAlive(pid) {
+			if time.Now().After(deadline) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				ts.Fatalf("process %d (from %s) is still running", pid, f)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// processAlive reports whether pid is a live (not zombie) process.
+func processAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
 }

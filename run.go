@@ -192,6 +192,7 @@ const (
 	readerCloseWait        = 2 * time.Second
 	stopFilePollInterval   = time.Second
 	resultWatchdogEnv      = "CLAUDE_ITERATE_RESULT_WATCHDOG" // tests shorten it
+	limitMarginEnv         = "CLAUDE_ITERATE_LIMIT_MARGIN"    // tests shorten it
 	notFoundMessage        = "claude CLI not found: install it or set --claude / claude.command"
 	dryRunTotalItems       = 3
 	dryRunDefaultDelay     = time.Second
@@ -501,9 +502,6 @@ func (r *runner) loop() ending {
 		if end := r.checkDeadline(); end != nil {
 			return *end
 		}
-		if end := r.checkStopRequest(); end != nil {
-			return *end
-		}
 		o, err := r.iterate()
 		if err != nil {
 			return ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
@@ -545,9 +543,6 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 	if err := r.ws.save(); err != nil {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
-	if f := o.fatal(); f != nil {
-		return &ending{code: exitError, reason: "error: " + f.msg, status: statusFailed, hint: f.hint}
-	}
 	ts, warn := readTaskStatus(r.ws)
 	if warn != nil && ts.Source != statusFile && !r.statusWarned {
 		r.statusWarned = true
@@ -565,6 +560,9 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 		r.failStreak = 0
 	}
 	r.reportIteration(o, ts, failed)
+	if f := o.fatal(); f != nil {
+		return &ending{code: exitError, reason: "error: " + f.msg, status: statusFailed, hint: f.hint}
+	}
 	if ts.Complete {
 		return &ending{code: exitOK, reason: "completed: task marked complete in " + statusFile, status: statusCompleted}
 	}
@@ -620,10 +618,13 @@ func lastLines(s string, n int) string {
 }
 
 func roundDuration(d time.Duration) time.Duration {
-	if d > time.Minute {
+	switch {
+	case d > time.Minute:
 		return d.Round(time.Second)
+	case d > time.Second:
+		return d.Round(100 * time.Millisecond)
 	}
-	return d.Round(100 * time.Millisecond)
+	return d.Round(time.Millisecond)
 }
 
 // checkDeadline ends the run once --max-duration has passed.

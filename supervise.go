@@ -240,14 +240,18 @@ func (r *runner) wait(d time.Duration, show func(left time.Duration)) *ending {
 // waitForLimit waits until a usage limit resets (+limitMargin).
 func (r *runner) waitForLimit(reset time.Time) *ending {
 	now := time.Now()
+	margin := limitMargin
+	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
+		margin = m
+	}
 	var d time.Duration
 	switch {
 	case reset.IsZero():
 		d = defaultLimitWait
 	case reset.After(now):
-		d = reset.Sub(now) + limitMargin
+		d = reset.Sub(now) + margin
 	default:
-		d = limitMargin
+		d = margin
 	}
 	until := now.Add(d)
 	resetText := "an unknown time"
