@@ -38,9 +38,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -124,8 +126,10 @@ type streamEvent struct {
 }
 
 type streamMessage struct {
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
+	Model string `json:"model"`
+	// Content is an array of blocks; a plain string (a user prompt) is
+	// decoded as one text block by decodeEvent.
+	Content []contentBlock `json:"content"`
 }
 
 type rateLimitInfo struct {
@@ -142,24 +146,142 @@ type contentBlock struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
+	Content   toolContent     `json:"content"`
 	IsError   bool            `json:"is_error"`
 }
 
-// blocks decodes message.content, which is an array of blocks or a string.
-func (m *streamMessage) blocks() []contentBlock {
-	if m == nil || len(m.Content) == 0 {
-		return nil
-	}
-	var bs []contentBlock
-	if err := json.Unmarshal(m.Content, &bs); err == nil {
-		return bs
-	}
-	var s string
-	if err := json.Unmarshal(m.Content, &s); err == nil {
-		return []contentBlock{{Type: "text", Text: s}}
+// toolContent is a tool result's content, reduced to what the display
+// needs: its line count and the text of its first lines. Tool results are
+// the huge part of a transcript (whole files, long command output), so the
+// string is not decoded in full: only previewBytes of it are unquoted.
+type toolContent struct {
+	lines int    // number of lines, counted on the raw JSON
+	text  string // the start of the text
+}
+
+// previewBytes bounds how much of a tool result is decoded.
+const previewBytes = 32 << 10
+
+// UnmarshalJSON implements json.Unmarshaler. data is a string or an array
+// of text blocks (a sub-agent's result).
+func (c *toolContent) UnmarshalJSON(data []byte) error {
+	switch {
+	case len(data) > 0 && data[0] == '"':
+		raw := data[1 : len(data)-1]
+		c.lines = bytes.Count(raw, []byte(`\n`)) + 1
+		if trimmed := bytes.TrimSuffix(raw, []byte(`\n`)); len(trimmed) < len(raw) {
+			c.lines-- // a final newline ends the last line
+		}
+		if len(raw) == 0 {
+			c.lines = 0
+		}
+		if len(raw) > previewBytes {
+			raw = raw[:previewBytes]
+		}
+		c.text = unquoteJSONPrefix(raw)
+	case len(data) > 0 && data[0] == '[':
+		var parts []contentBlock
+		if err := json.Unmarshal(data, &parts); err != nil {
+			return err
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Type == "text" {
+				b.WriteString(p.Text)
+				b.WriteString("\n")
+			} else {
+				fmt.Fprintf(&b, "[%s]\n", p.Type)
+			}
+		}
+		c.text = b.String()
+		c.lines = strings.Count(strings.TrimRight(c.text, "\n"), "\n") + 1
+		if c.text == "" {
+			c.lines = 0
+		}
+	default:
+		c.text = string(data)
+		c.lines = 1
 	}
 	return nil
+}
+
+// unquoteJSONPrefix decodes the body of a JSON string that may be cut
+// anywhere, even inside an escape; what cannot be decoded is dropped.
+func unquoteJSONPrefix(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw)
+	}
+	b := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		if i+1 >= len(raw) {
+			break
+		}
+		i++
+		switch raw[i] {
+		case 'n':
+			b = append(b, '\n')
+		case 't':
+			b = append(b, '\t')
+		case 'r':
+			b = append(b, '\r')
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'u':
+			if i+4 >= len(raw) {
+				return string(b)
+			}
+			var r rune
+			for _, h := range raw[i+1 : i+5] {
+				r <<= 4
+				switch {
+				case h >= '0' && h <= '9':
+					r |= rune(h - '0')
+				case h >= 'a' && h <= 'f':
+					r |= rune(h - 'a' + 10)
+				case h >= 'A' && h <= 'F':
+					r |= rune(h - 'A' + 10)
+				}
+			}
+			i += 4
+			if utf16.IsSurrogate(r) && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+				var r2 rune
+				for _, h := range raw[i+3 : i+7] {
+					r2 <<= 4
+					switch {
+					case h >= '0' && h <= '9':
+						r2 |= rune(h - '0')
+					case h >= 'a' && h <= 'f':
+						r2 |= rune(h - 'a' + 10)
+					case h >= 'A' && h <= 'F':
+						r2 |= rune(h - 'A' + 10)
+					}
+				}
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+					i += 6
+				}
+			}
+			b = utf8.AppendRune(b, r)
+		default: // '"', '\\', '/'
+			b = append(b, raw[i])
+		}
+	}
+	return string(b)
+}
+
+// blocks returns message.content.
+func (m *streamMessage) blocks() []contentBlock {
+	if m == nil {
+		return nil
+	}
+	return m.Content
 }
 
 // resultText returns a result event's text, or its errors joined.
@@ -181,7 +303,20 @@ func (e *streamEvent) resultText() string {
 func decodeEvent(line []byte) (*streamEvent, error) {
 	var e streamEvent
 	if err := json.Unmarshal(line, &e); err != nil {
-		return nil, err
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) || te.Field != "message.content" {
+			return nil, err
+		}
+		// message.content as a plain string: one text block.
+		var alt struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(line, &alt); err != nil {
+			return nil, err
+		}
+		e.Message.Content = []contentBlock{{Type: "text", Text: alt.Message.Content}}
 	}
 	if e.Type == "" {
 		return &e, fmt.Errorf("event without a type")
@@ -386,7 +521,7 @@ func (f *formatter) formatToolUse(b contentBlock, indent string) {
 func (f *formatter) formatToolResult(b contentBlock, indent string) {
 	name := f.toolNames[b.ToolUseID]
 	delete(f.toolNames, b.ToolUseID)
-	text := toolResultText(b.Content)
+	text := b.Content.text
 	if b.IsError {
 		f.printf(indent, "   ✗ %s", clip(strings.TrimSpace(text), 2000))
 		return
@@ -398,17 +533,15 @@ func (f *formatter) formatToolResult(b contentBlock, indent string) {
 	case "Bash":
 		limit = previewBashLines
 	}
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	if text == "" {
-		lines = nil
+	total := b.Content.lines
+	f.printf(indent, "   ✓ %s", resultSummary(name, total))
+	for i := 0; i < limit && i < total && text != ""; i++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		f.printf(indent, "     %s", clip(line, previewLineWidth))
+		text = rest
 	}
-	f.printf(indent, "   ✓ %s", resultSummary(name, len(lines)))
-	for i, l := range lines {
-		if i == limit {
-			f.printf(indent, "     … %d more lines", len(lines)-limit)
-			break
-		}
-		f.printf(indent, "     %s", clip(l, previewLineWidth))
+	if total > limit {
+		f.printf(indent, "     … %d more lines", total-limit)
 	}
 }
 
@@ -423,31 +556,6 @@ func resultSummary(tool string, lines int) string {
 		return tool + ": 1 line"
 	}
 	return fmt.Sprintf("%s: %d lines", tool, lines)
-}
-
-// toolResultText flattens tool_result content (a string or text blocks).
-func toolResultText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []contentBlock
-	if json.Unmarshal(raw, &parts) == nil {
-		var b strings.Builder
-		for _, p := range parts {
-			if p.Type == "text" {
-				b.WriteString(p.Text)
-				b.WriteString("\n")
-			} else {
-				fmt.Fprintf(&b, "[%s]\n", p.Type)
-			}
-		}
-		return b.String()
-	}
-	return string(raw)
 }
 
 // clip shortens s to about n bytes, on a rune boundary, saying how much was cut.

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		in      string
+		key     string
+		want    string
+		wantErr string
+	}{
+		{`{"defaultDelay": 1.5}`, "defaultDelay", "1.5", ""},
+		{`{"claude": {"command": "c2"}}`, "claude.command", "c2", ""},
+		{`{"claude.command": "c3"}`, "claude.command", "c3", ""},
+		{`{"notification": {"statusWatch": {"enabled": false}}}`, "notification.statusWatch.enabled", "false", ""},
+		{`{"defaultMaxIterations": 2.5}`, "", "", "defaultMaxIterations: want a whole number"},
+		{`{"defaultMaxIterations": -1}`, "", "", "must not be negative"},
+		{`{"outputLevel": 3}`, "", "", "outputLevel: want a string, got number"},
+		{`{"claude": {"args": "x"}}`, "", "", "claude.args: want an array of strings"},
+		{`{"notifyUrl": "file:///etc"}`, "", "", "not an http(s) URL"},
+		{`{"workspacesDir": ""}`, "", "", "must not be empty"},
+		{`{"stop": []}`, "", "", "stop: want an object"},
+		{`{"defaultdelay": 1}`, "", "", `unknown key (did you mean "defaultDelay"?)`},
+		{`{"x": {"y": 1}}`, "", "", "x: unknown key"},
+	}
+	for _, tt := range tests {
+		doc, err := parseJSONDoc("c.json", []byte(tt.in))
+		if err != nil {
+			t.Fatalf("parseJSONDoc(%s): %v", tt.in, err)
+		}
+		got := map[string]any{}
+		err = parseConfigObject(doc, doc.Root, "", got)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("config %s: error = %v; want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("config %s: %v", tt.in, err)
+			continue
+		}
+		k := lookupConfigKey(tt.key)
+		if v := displayValue(k, got[tt.key]); v != tt.want {
+			t.Errorf("config %s: %s = %s; want %s", tt.in, tt.key, v, tt.want)
+		}
+	}
+}
+
+func TestJSONPositions(t *testing.T) {
+	_, err := parseJSONDoc("f.json", []byte("{\n  \"a\": 1,\n  \"b\" 2\n}"))
+	if err == nil || !strings.HasPrefix(err.Error(), "f.json:3:") {
+		t.Errorf("error = %v; want it at line 3", err)
+	}
+	doc, _ := parseJSONDoc("f.json", []byte("{\n  \"a\": [1,\n     \"x\"]}"))
+	n := doc.Root.Obj["a"].Arr[1]
+	if line, col := position(doc.Data, n.Off); line != 3 || col != 6 {
+		t.Errorf("position = %d:%d; want 3:6", line, col)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:pw@ntfy.sh/topic": "https://xxxxx@ntfy.sh/topic",
+		"https://ntfy.sh/topic":         "https://ntfy.sh/topic",
+		"https://tok@ntfy.sh/t":         "https://xxxxx@ntfy.sh/t",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzConfigFile(f *testing.F) {
+	f.Add([]byte(`{"claude": {"command": "c", "args": ["a"]}, "defaultDelay": 2}`))
+	f.Add([]byte(`{"stop": {"conditions": [{"type": "never"}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := parseJSONDoc("f", data)
+		if err != nil || doc.Root.Kind != jsonObject {
+			return
+		}
+		parseConfigObject(doc, doc.Root, "", map[string]any{})
+	})
+}
