@@ -47,7 +47,7 @@ func TestParseStatusJSON(t *testing.T) {
 
 func TestParseTODO(t *testing.T) {
 	tests := []struct {
-		in         string
+		in          string
 		done, total int
 	}{
 		{"- [x] a\n- [ ] b\n", 1, 2},
