@@ -23,6 +23,7 @@ package main
 //	write FILE TEXT      write TEXT (with \n escapes) to FILE
 //	touch FILE           create FILE
 //	pid FILE             write the fake's pid to FILE
+//	ppid FILE            write its parent's (claude-iterate's) pid to FILE
 //	wait-file FILE       block until FILE exists (the test's go-ahead)
 //	sleep DURATION       sleep (the agent's own pace, never test sync)
 //	trap-int DURATION    on SIGINT: say so on stderr, clean up for DURATION,
@@ -151,6 +152,8 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 		os.WriteFile(arg, nil, 0o644)
 	case "pid":
 		os.WriteFile(arg, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	case "ppid":
+		os.WriteFile(arg, []byte(strconv.Itoa(os.Getppid())), 0o644)
 	case "wait-file":
 		for !fileExists(arg) {
 			time.Sleep(10 * time.Millisecond)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,8 +61,9 @@ func TestScript(t *testing.T) {
 // scriptCommands are the custom testscript commands.
 func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"status": cmdStatus,
-		"gone":   cmdGone,
+		"status":   cmdStatus,
+		"gone":     cmdGone,
+		"waitfile": cmdWaitFile,
 	}
 	for k, v := range ptyCommands() {
 		cmds[k] = v
@@ -144,4 +146,32 @@ func processAlive(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(data), ')')
 	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
+}
+
+// cmdWaitFile waits until a file (a glob) exists and, if given, its content
+// matches a regular expression.
+//
+//	waitfile GLOB [REGEXP]
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfile GLOB [REGEXP]")
+	}
+	var re *regexp.Regexp
+	if len(args) == 2 {
+		re = regexp.MustCompile(args[1])
+	}
+	deadline := time.Now().Add(termTimeout)
+	for {
+		matches, _ := filepath.Glob(ts.MkAbs(args[0]))
+		for _, m := range matches {
+			data, err := os.ReadFile(m)
+			if err == nil && (re == nil || re.Match(data)) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfile: %s did not show %v within %s", args[0], re, termTimeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
