@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // agentSysProcAttr puts the agent in its own process group. macOS has no
@@ -42,4 +43,13 @@ func listProcs() []procInfo {
 		procs = append(procs, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[3][0]})
 	}
 	return procs
+}
+
+// stopSelf stops this process (SIGSTOP) and returns once it is continued.
+// macOS has no tgkill through package syscall; the process-directed signal
+// stops every thread soon after kill returns, so the caller waits a moment
+// for it before going on.
+func stopSelf() {
+	syscall.Kill(syscall.Getpid(), syscall.SIGSTOP)
+	time.Sleep(50 * time.Millisecond)
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 )
@@ -67,4 +68,16 @@ func listProcs() []procInfo {
 		procs = append(procs, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]})
 	}
 	return procs
+}
+
+// stopSelf stops this process (SIGSTOP) and returns once it is continued.
+// kill(getpid(), SIGSTOP) is not enough: in a multi-threaded process the
+// kernel may hand the signal to another thread, and the caller runs on —
+// into the resume code, continuing the agent it just stopped — until the
+// group stop catches up with it. A signal aimed at the calling thread stops
+// it before the syscall returns.
+func stopSelf() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
 }

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -274,7 +275,32 @@ func cmdProcState(ts *testscript.TestScript, neg bool, args []string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("process %d (%s) is in state %q, not %s", pid, args[0], st, want)
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			logs, _ := filepath.Glob(ts.MkAbs("claude-iterate/workspaces/*/logs/*.log"))
+			var tail string
+			for _, l := range logs {
+				data, _ := os.ReadFile(l)
+				tail += fmt.Sprintf("--- %s (last 1500 bytes)\n%s\n", l, data[max(0, len(data)-1500):])
+			}
+			if v, ok := sessions.Load(ts); ok {
+				sess := v.(*termSession)
+				sess.mu.Lock()
+				scr := sess.screen.String()
+				sess.mu.Unlock()
+				ts.Logf("screen (last 600 bytes): %q", scr[max(0, len(scr)-600):])
+			}
+			if tp, err := os.ReadFile(ts.MkAbs("tool.pid")); err == nil {
+				tool := strings.TrimSpace(string(tp))
+				ts.Logf("tool %s status:\n%s", tool, grepLines(fmt.Sprintf("/proc/%s/status", tool), "State|Sig|ShdPnd"))
+				tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%s/task/*", tool))
+				for _, t := range tasks {
+					sc, _ := os.ReadFile(t + "/syscall")
+					wc, _ := os.ReadFile(t + "/wchan")
+					ts.Logf("task %s: %s syscall=%s wchan=%s", filepath.Base(t), grepLines(t+"/status", "State"), strings.TrimSpace(string(sc)), wc)
+				}
+			}
+			ts.Fatalf("process %d (%s) is in state %q, not %s\nstat: %s\n%s\n%s", pid, args[0], st, want, stat, status, tail)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -292,4 +318,17 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if err := syscall.Kill(readPID(ts, args[0]), sig); err != nil {
 		ts.Fatalf("signal: %v", err)
 	}
+}
+
+// grepLines returns the lines of file matching expr (for failure reports).
+func grepLines(file, expr string) string {
+	data, _ := os.ReadFile(file)
+	re := regexp.MustCompile(expr)
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if re.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -293,7 +293,7 @@ func (r *runner) suspend(a *agent) time.Duration {
 		signalOutsideGroup(a.pid, a.pgid, syscall.SIGSTOP)
 	}
 	stopped := time.Now()
-	syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	stopSelf()
 	d := time.Since(stopped)
 	r.suspended += d
 	if a != nil {
