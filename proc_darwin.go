@@ -45,11 +45,11 @@ func listProcs() []procInfo {
 	return procs
 }
 
-// stopSelf stops this process (SIGSTOP) and returns once it is continued.
-// macOS has no tgkill through package syscall; the process-directed signal
-// stops every thread soon after kill returns, so the caller waits a moment
-// for it before going on.
-func stopSelf() {
-	syscall.Kill(syscall.Getpid(), syscall.SIGSTOP)
+// raiseHere sends sig to this process and waits a moment for it to take
+// effect: macOS has no tgkill through package syscall, and the
+// process-directed signal may be handled by another thread after kill
+// returns.
+func raiseHere(sig syscall.Signal) {
+	syscall.Kill(syscall.Getpid(), sig)
 	time.Sleep(50 * time.Millisecond)
 }

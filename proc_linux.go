@@ -70,14 +70,15 @@ func listProcs() []procInfo {
 	return procs
 }
 
-// stopSelf stops this process (SIGSTOP) and returns once it is continued.
-// kill(getpid(), SIGSTOP) is not enough: in a multi-threaded process the
-// kernel may hand the signal to another thread, and the caller runs on —
-// into the resume code, continuing the agent it just stopped — until the
-// group stop catches up with it. A signal aimed at the calling thread stops
-// it before the syscall returns.
-func stopSelf() {
+// raiseHere sends sig to the calling thread, so that its action (stop, or
+// the end of the process) takes effect before the call returns.
+// kill(getpid(), sig) is not enough: in a multi-threaded process the kernel
+// may hand the signal to another thread, and the caller runs on. For
+// SIGSTOP that ran the resume code, continuing the agent it had just
+// stopped (seen under load: a stopped tool with a thread in
+// kill(-pgid, SIGCONT)).
+func raiseHere(sig syscall.Signal) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
+	syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), sig)
 }

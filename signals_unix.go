@@ -41,10 +41,9 @@ func exitBySignal(code int) {
 	if sig == syscall.SIGINT && sigintIgnoredAtStart {
 		return
 	}
-	syscall.Kill(os.Getpid(), sig)
-	// Delivery to oneself is synchronous for an unblocked signal; if we are
-	// still here, the signal is blocked or ignored: fall back to the code.
-	time.Sleep(50 * time.Millisecond)
+	raiseHere(sig)
+	// Still here: the signal is blocked or ignored; main falls back to the
+	// exit code.
 }
 
 // endedBySignal is set when the run ends because of a signal; only then does

@@ -293,7 +293,7 @@ func (r *runner) suspend(a *agent) time.Duration {
 		signalOutsideGroup(a.pid, a.pgid, syscall.SIGSTOP)
 	}
 	stopped := time.Now()
-	stopSelf()
+	raiseHere(syscall.SIGSTOP)
 	d := time.Since(stopped)
 	r.suspended += d
 	if a != nil {
