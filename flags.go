@@ -66,6 +66,9 @@ func flagErrorText(err error, args []string) string {
 	if name, ok := strings.CutPrefix(s, "flag provided but not defined: "); ok {
 		return "unknown flag " + asTyped(name, args)
 	}
+	if name, ok := strings.CutPrefix(s, "flag needs an argument: "); ok {
+		return "flag " + asTyped(name, args) + " needs a value"
+	}
 	if i := strings.Index(s, " for flag -"); i >= 0 {
 		rest := s[i+len(" for flag "):]
 		name, tail, _ := strings.Cut(rest, ":")

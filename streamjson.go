@@ -237,33 +237,10 @@ func unquoteJSONPrefix(raw []byte) string {
 			if i+4 >= len(raw) {
 				return string(b)
 			}
-			var r rune
-			for _, h := range raw[i+1 : i+5] {
-				r <<= 4
-				switch {
-				case h >= '0' && h <= '9':
-					r |= rune(h - '0')
-				case h >= 'a' && h <= 'f':
-					r |= rune(h - 'a' + 10)
-				case h >= 'A' && h <= 'F':
-					r |= rune(h - 'A' + 10)
-				}
-			}
+			r := hex4(raw[i+1 : i+5])
 			i += 4
 			if utf16.IsSurrogate(r) && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-				var r2 rune
-				for _, h := range raw[i+3 : i+7] {
-					r2 <<= 4
-					switch {
-					case h >= '0' && h <= '9':
-						r2 |= rune(h - '0')
-					case h >= 'a' && h <= 'f':
-						r2 |= rune(h - 'a' + 10)
-					case h >= 'A' && h <= 'F':
-						r2 |= rune(h - 'A' + 10)
-					}
-				}
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				if d := utf16.DecodeRune(r, hex4(raw[i+3:i+7])); d != utf8.RuneError {
 					r = d
 					i += 6
 				}
@@ -556,6 +533,23 @@ func resultSummary(tool string, lines int) string {
 		return tool + ": 1 line"
 	}
 	return fmt.Sprintf("%s: %d lines", tool, lines)
+}
+
+// hex4 decodes the four hex digits of a \\u escape (bad digits count as 0).
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
 }
 
 // clip shortens s to about n bytes, on a rune boundary, saying how much was cut.

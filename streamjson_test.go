@@ -200,23 +200,7 @@ func replayFixture(t testing.TB, path string) *iterationOutcome {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	a := &agent{stdoutR: nil}
-	lr := newLineReader(f, maxLineBytes)
-	fm := newFormatter(io.Discard)
-	for {
-		line, _, err := lr.next()
-		if err != nil {
-			break
-		}
-		e, err := decodeEvent(line)
-		if err != nil {
-			a.outcome.malformed++
-			continue
-		}
-		a.outcome.observe(e, a)
-		fm.format(e, line)
-	}
-	return &a.outcome
+	return replayReader(f, io.Discard)
 }
 
 // FuzzStreamJSON feeds arbitrary lines to the decoder and formatter: they
