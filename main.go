@@ -177,10 +177,6 @@ Shows the manual of a command, or the list of commands.
 
 // run is the whole program but for the final exit; it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if !platformSupported {
-		fmt.Fprintf(stderr, "%s: %s is not supported (Linux and macOS are)\n", progName, runtime.GOOS)
-		return exitError
-	}
 	wd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: finding the current directory: %v\n", progName, err)
