@@ -150,15 +150,24 @@ func (a *agent) readStream(transcript io.Writer) {
 	defer a.stdoutR.Close()
 	f := newFormatter(transcript)
 	lr := newLineReader(&touchReader{r: a.stdoutR, t: &a.lastOutput}, maxLineBytes)
+	flush := func() {
+		if fl, ok := transcript.(interface{ Flush() }); ok {
+			fl.Flush()
+		}
+	}
+	defer flush()
 	for {
+		if lr.r.Buffered() == 0 {
+			flush() // the next read may block: show what came so far
+		}
 		line, skipped, err := lr.next()
+		if err != nil {
+			return
+		}
 		if skipped > 0 {
 			a.outcome.skipped++
 			fmt.Fprintf(transcript, "[stream-json line of %d bytes skipped: over the %d MiB limit]\n", skipped, maxLineBytes>>20)
 			continue
-		}
-		if err != nil {
-			return
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue

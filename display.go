@@ -8,16 +8,21 @@ package main
 // the run's last line, saying why it ended, too.
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 )
 
-// console is the run's output; safe for concurrent use.
+// console is the run's output; safe for concurrent use. Everything for
+// stdout goes through one buffer, so that the agent's transcript costs no
+// system call per line; the transcript is flushed whenever the agent's
+// output pauses (see readStream), every other message at once.
 type console struct {
 	mu       sync.Mutex
-	out, err io.Writer
+	out      *bufio.Writer
+	err      io.Writer
 	level    string
 	// fancy allows in-place updates (a terminal that is not dumb, and no
 	// NO_COLOR).
@@ -27,7 +32,7 @@ type console struct {
 }
 
 func newConsole(out, errw io.Writer, level string) *console {
-	c := &console{out: out, err: errw, level: level}
+	c := &console{out: bufio.NewWriterSize(out, 64<<10), err: errw, level: level}
 	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" && os.Getenv("NO_COLOR") == "" {
 		c.fancy = true
 	}
@@ -51,6 +56,7 @@ func (c *console) progressf(format string, args ...any) {
 	defer c.mu.Unlock()
 	c.clearStatus()
 	fmt.Fprintf(c.out, format+"\n", args...)
+	c.out.Flush()
 }
 
 // status shows a transient line: in place on a terminal, else as a line when
@@ -65,11 +71,10 @@ func (c *console) status(plainToo bool, format string, args ...any) {
 		io.WriteString(c.out, "\r\x1b[K")
 		fmt.Fprintf(c.out, format, args...)
 		c.statusShown = true
-		return
-	}
-	if plainToo {
+	} else if plainToo {
 		fmt.Fprintf(c.out, format+"\n", args...)
 	}
+	c.out.Flush()
 }
 
 // noticef prints a diagnostic at every level but quiet.
@@ -85,6 +90,7 @@ func (c *console) errorf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearStatus()
+	c.out.Flush() // stdout first, so that the two streams stay in order
 	fmt.Fprintf(c.err, progName+": "+format+"\n", args...)
 }
 
@@ -94,6 +100,7 @@ func (c *console) rawf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearStatus()
+	c.out.Flush()
 	fmt.Fprintf(c.err, format+"\n", args...)
 }
 
@@ -118,4 +125,11 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 	t.c.out.Write(p)
 	t.c.mu.Unlock()
 	return len(p), nil
+}
+
+// Flush shows what the transcript holds so far.
+func (t *teeWriter) Flush() {
+	t.c.mu.Lock()
+	t.c.out.Flush()
+	t.c.mu.Unlock()
 }

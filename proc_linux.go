@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -81,4 +82,22 @@ func raiseHere(sig syscall.Signal) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), sig)
+}
+
+// hasChildren reports whether this process has any child process. Every
+// live descendant is below a child, so without children there is nothing to
+// sweep and the scan of /proc can be skipped. When the kernel does not list
+// children (no CONFIG_PROC_CHILDREN), it answers true.
+func hasChildren() bool {
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil || len(tasks) == 0 {
+		return true
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil || len(bytes.TrimSpace(data)) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -140,6 +140,9 @@ const sweepTermWait = 2 * time.Second
 // otherwise it asks with SIGTERM first. It reaps what it kills and returns
 // how many processes it found.
 func sweepDescendants(force bool, recorded []int) int {
+	if len(recorded) == 0 && !hasChildren() {
+		return 0
+	}
 	self := os.Getpid()
 	found := map[int]bool{}
 	deadline := time.Now().Add(sweepTermWait)

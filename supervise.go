@@ -285,6 +285,7 @@ func (r *runner) suspend(a *agent) time.Duration {
 	}
 	r.con.mu.Lock()
 	r.con.clearStatus()
+	r.con.out.Flush()
 	r.con.mu.Unlock()
 	r.log.printf("[suspended (SIGTSTP)]")
 	r.log.Flush()

@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 n=${1:-200}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/claude-iterate" .
-ci=$tmp/claude-iterate
+mkdir "$tmp/bin"
+go build -o "$tmp/bin/claude-iterate" .
+ci=$tmp/bin/claude-iterate
 now() { date +%s%N; }
 ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
 
@@ -42,7 +43,7 @@ echo "overhead per iteration: $(echo "scale=3; ($tool - $base) / $n" | bc) ms; r
 echo "== 2. stream-json, verbose, 100 MB of 1 MiB lines"
 python3 - "$tmp/transcript.ndjson" <<'PY'
 import json, sys
-line = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": "a line of file content\n" * (1 << 20 // 23)}]}})
+line = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": "a line of file content\n" * ((1 << 20) // 23)}]}})
 use = json.dumps({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "/x"}}]}})
 with open(sys.argv[1], "w") as f:
     size = 0
@@ -76,11 +77,13 @@ t0=$(now); for i in $(seq 100); do "$ci" --help > /dev/null; done; t1=$(now)
 echo "--help: $(echo "scale=3; $(ms "$t0" "$t1") / 100" | bc) ms"
 "$ci" stop bench --cancel > /dev/null
 
-echo "== 4. SIGINT to exit (agent exits at once on SIGINT)"
+# A background job of this non-interactive shell starts with SIGINT ignored,
+# which the tool keeps ignored (SPEC §6.2): measure with SIGTERM.
+echo "== 4. SIGTERM to exit (agent exits at once on SIGTERM)"
 cat > int-claude <<'AGENT'
 #!/bin/sh
 cat > /dev/null
-trap 'echo "{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"is_error\":true}"; exit 0' INT
+trap 'echo "{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"is_error\":true}"; exit 0' TERM
 echo '{"type":"system","subtype":"init"}'
 while :; do sleep 0.01; done
 AGENT
@@ -91,7 +94,7 @@ for i in 1 2 3 4 5; do
 	pid=$!
 	until grep -q 'CLAUDE OUTPUT' claude-iterate/workspaces/bench/logs/*.log 2> /dev/null && [ "$(ls claude-iterate/workspaces/bench/logs | wc -l)" -ge $((i + 2)) ]; do sleep 0.01; done
 	sleep 0.1
-	t0=$(now); kill -INT "$pid"; wait "$pid" || true; t1=$(now)
+	t0=$(now); kill -TERM "$pid"; wait "$pid" || true; t1=$(now)
 	total=$(echo "$total + $(ms "$t0" "$t1")" | bc)
 done
-echo "kill -INT to exit (mean of 5): $(echo "scale=3; $total / 5" | bc) ms"
+echo "kill -TERM to exit (mean of 5): $(echo "scale=3; $total / 5" | bc) ms"
