@@ -20,10 +20,10 @@ import (
 // system call per line; the transcript is flushed whenever the agent's
 // output pauses (see readStream), every other message at once.
 type console struct {
-	mu       sync.Mutex
-	out      *bufio.Writer
-	err      io.Writer
-	level    string
+	mu    sync.Mutex
+	out   *bufio.Writer
+	err   io.Writer
+	level string
 	// fancy allows in-place updates (a terminal that is not dumb, and no
 	// NO_COLOR).
 	fancy bool
