@@ -179,8 +179,20 @@ func (a *agent) readStream(transcript io.Writer) {
 			continue
 		}
 		a.outcome.observe(e, a)
-		f.format(e, line)
+		formatSafely(f, e, line, transcript)
 	}
+}
+
+// formatSafely formats one event; a bug that panics on some input costs
+// that event's display, never the run (nor the terminal's mode, which only
+// the main goroutine's cleanup restores).
+func formatSafely(f *formatter, e *streamEvent, line []byte, transcript io.Writer) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(transcript, "[internal error formatting a %s event: %v]\n", e.Type, p)
+		}
+	}()
+	f.format(e, line)
 }
 
 // touchReader records the time of every successful read.

@@ -64,6 +64,11 @@ func notifySignals(c chan<- os.Signal) {
 		sigs = append(sigs, syscall.SIGINT)
 	}
 	signal.Notify(c, sigs...)
+	// A closed stdout (claude-iterate run … | head) must not kill the
+	// supervisor mid-run: with SIGPIPE handled, the write fails instead.
+	// Handled, not ignored: an ignored SIGPIPE would be inherited by the
+	// agent and its tools.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 }
 
 // signalName is a signal's conventional name.
