@@ -13,7 +13,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -537,16 +536,4 @@ func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
 		fmt.Fprintf(w, "%s config: %s (%s)\n", l.name, l.path, state)
 	}
 	return nil
-}
-
-// flagLayer builds the flag layer from the flags of fs that were set, each
-// mapped to its configuration key.
-func flagLayer(fs *flag.FlagSet, keyOf map[string]string, valueOf func(flagName string) any) *configLayer {
-	l := &configLayer{name: layerFlag, values: map[string]any{}}
-	fs.Visit(func(f *flag.Flag) {
-		if k, ok := keyOf[f.Name]; ok {
-			l.values[k] = valueOf(f.Name)
-		}
-	})
-	return l
 }

@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -338,16 +337,6 @@ func (n *jsonNode) Float() (float64, error) {
 		return 0, fmt.Errorf("must not be negative, got %s", n.Num)
 	}
 	return f, nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // decodeJSONFile decodes data (read from path) into v and reports faults with position and field.

@@ -9,7 +9,6 @@ package main
 // half way. A corrupt .metadata.json is reported, never reset.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -514,13 +513,4 @@ func removeCreated(w *workspace, created []string) {
 	for i := len(created) - 1; i >= 0; i-- {
 		os.Remove(created[i])
 	}
-}
-
-// mustJSON is json.Marshal for values that always marshal.
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }
