@@ -274,7 +274,9 @@ type iterationOutcome struct {
 	hang string
 	// interrupted is set when a signal ended the iteration.
 	interrupted bool
-	startErr    error
+	// elapsed is the iteration's duration, time suspended excluded.
+	elapsed  time.Duration
+	startErr error
 }
 
 // observe records what matters of e.

@@ -25,6 +25,7 @@ package main
 //	pid FILE             write the fake's pid to FILE
 //	ppid FILE            write its parent's (claude-iterate's) pid to FILE
 //	wait-file FILE       block until FILE exists (the test's go-ahead)
+//	wait-text FILE TEXT  block until FILE contains TEXT (e.g. the tool's output)
 //	sleep DURATION       sleep (the agent's own pace, never test sync)
 //	trap-int DURATION    on SIGINT: say so on stderr, clean up for DURATION,
 //	                     touch $FAKE_CLAUDE.cleaned, emit an
@@ -156,6 +157,15 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 		os.WriteFile(arg, []byte(strconv.Itoa(os.Getppid())), 0o644)
 	case "wait-file":
 		for !fileExists(arg) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	case "wait-text":
+		file, text, _ := strings.Cut(arg, " ")
+		for {
+			data, _ := os.ReadFile(file)
+			if strings.Contains(string(data), text) {
+				break
+			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	case "sleep":

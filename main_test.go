@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,7 +127,7 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("gone: %s holds no pid", f)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for processAlive(pid) {
+		for procState(pid) != 0 {
 			if time.Now().After(deadline) {
 				syscall.Kill(pid, syscall.SIGKILL)
 				ts.Fatalf("process %d (from %s) is still running", pid, f)
@@ -136,16 +135,6 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-}
-
-// processAlive reports whether pid is a live (not zombie) process.
-func processAlive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(data), ')')
-	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
 }
 
 // cmdWaitFile waits until a file (a glob) exists and, if given, its content

@@ -228,7 +228,6 @@ type runner struct {
 	statusWarned bool
 	interruptSig os.Signal
 	systemPrompt string
-	iterElapsed  time.Duration
 }
 
 // ending is how a run ends.
@@ -593,7 +592,7 @@ func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool
 	if failed {
 		mark, verb = "✗", "failed"
 	}
-	r.con.progressf("%s Iteration %d/%d %s in %s, $%.4f%s", mark, r.iter, r.maxIterations, verb, roundDuration(r.iterElapsed), o.cost(), progress)
+	r.con.progressf("%s Iteration %d/%d %s in %s, $%.4f%s", mark, r.iter, r.maxIterations, verb, roundDuration(o.elapsed), o.cost(), progress)
 	status := "success"
 	if failed {
 		_, why := o.failed()
@@ -707,9 +706,7 @@ func (r *runner) iterate() (*iterationOutcome, error) {
 	transcript := r.con.transcript(r.log)
 	a, err := startAgent(spec, transcript, r.log)
 	if err != nil {
-		o := &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err)}
-		r.iterElapsed = time.Since(started)
-		return o, nil
+		return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}, nil
 	}
 	res := r.supervise(a)
 	r.endAgent(a, res)
@@ -717,7 +714,7 @@ func (r *runner) iterate() (*iterationOutcome, error) {
 	o.finish(a.waitErr, a.tail.String())
 	o.hang = res.hang
 	o.interrupted = r.interruptSig != nil
-	r.iterElapsed = time.Since(started) - res.suspended
+	o.elapsed = time.Since(started) - res.suspended
 	if o.skipped > 0 || o.malformed > 0 {
 		r.log.printf("[%d malformed and %d oversized stream-json lines]", o.malformed, o.skipped)
 	}
