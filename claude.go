@@ -32,6 +32,8 @@ type agentSpec struct {
 	prompt []byte
 	dir    string
 	env    []string // added to the inherited environment
+	// mergeOutput sends stderr to the stdout pipe (test commands, scripts).
+	mergeOutput bool
 }
 
 // droppedEnv are variables that make a nested claude refuse to start or
@@ -58,10 +60,15 @@ func agentEnv(extra ...string) []string {
 // stderrTailSize is how much of the agent's stderr is kept for error reports.
 const stderrTailSize = 4 << 10
 
-// agent is one running agent process.
+// agent is one running agent process, or another child supervised the same
+// way (a test command, a condition's script).
 type agent struct {
 	pid, pgid int
 	started   time.Time
+	// name is what messages call the process ("claude").
+	name string
+	// timeout and idle are its hang protections (0: none).
+	timeout, idle time.Duration
 	// done is closed once the process has exited and been reaped; waitErr
 	// is then its status.
 	done    chan struct{}
@@ -81,6 +88,12 @@ type agent struct {
 // startAgent starts the agent. Its formatted transcript goes to transcript,
 // its raw stderr to stderrLog.
 func startAgent(spec agentSpec, transcript, stderrLog io.Writer) (*agent, error) {
+	return startChild(spec, func(a *agent) { a.readStream(transcript) }, stderrLog)
+}
+
+// startChild starts a child in its own process group, with the prompt on
+// its stdin; readOut reads its stdout until EOF and closes streamDone.
+func startChild(spec agentSpec, readOut func(a *agent), stderrLog io.Writer) (*agent, error) {
 	cmd := &exec.Cmd{Path: spec.path, Args: append([]string{spec.argv0}, spec.args...), Dir: spec.dir, Env: agentEnv(spec.env...)}
 	cmd.SysProcAttr = agentSysProcAttr()
 	stdinR, stdinW, err := os.Pipe()
@@ -93,16 +106,23 @@ func startAgent(spec agentSpec, transcript, stderrLog io.Writer) (*agent, error)
 		stdinW.Close()
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, err
+	errR, errW := outR, outW
+	if !spec.mergeOutput {
+		errR, errW, err = os.Pipe()
+		if err != nil {
+			stdinR.Close()
+			stdinW.Close()
+			outR.Close()
+			outW.Close()
+			return nil, err
+		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, outW, errW
-	a := &agent{done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR}
+	a := &agent{name: "claude", done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR}
+	if spec.mergeOutput {
+		a.stderrR = nil
+		close(a.stderrDone)
+	}
 
 	// Pdeathsig fires when the thread that started the child exits, not the
 	// process: start and wait from one goroutine locked to its thread, and
@@ -121,11 +141,15 @@ func startAgent(spec agentSpec, transcript, stderrLog io.Writer) (*agent, error)
 	err = <-startErr
 	stdinR.Close()
 	outW.Close()
-	errW.Close()
+	if !spec.mergeOutput {
+		errW.Close()
+	}
 	if err != nil {
 		stdinW.Close()
 		outR.Close()
-		errR.Close()
+		if !spec.mergeOutput {
+			errR.Close()
+		}
 		return nil, err
 	}
 	a.pid = cmd.Process.Pid
@@ -139,8 +163,10 @@ func startAgent(spec agentSpec, transcript, stderrLog io.Writer) (*agent, error)
 		stdinW.Write(spec.prompt)
 		stdinW.Close()
 	}()
-	go a.readStream(transcript)
-	go a.readStderr(stderrLog)
+	go readOut(a)
+	if !spec.mergeOutput {
+		go a.readStderr(stderrLog)
+	}
 	return a, nil
 }
 
@@ -233,7 +259,9 @@ func (a *agent) readStderr(log io.Writer) {
 func (a *agent) closeReaders() {
 	now := time.Now()
 	a.stdoutR.SetReadDeadline(now)
-	a.stderrR.SetReadDeadline(now)
+	if a.stderrR != nil {
+		a.stderrR.SetReadDeadline(now)
+	}
 }
 
 // tailBuffer keeps the last stderrTailSize bytes written to it.

@@ -104,6 +104,7 @@ type configLayer struct {
 type conditionsValue struct {
 	doc  *jsonDoc
 	node *jsonNode
+	cfg  *stopConfig
 }
 
 // settings is the effective configuration.
@@ -338,10 +339,11 @@ func parseConfigValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 		}
 		return list, nil
 	case kindConditions:
-		if v.Kind != jsonObject {
-			return nil, fmt.Errorf("want an object, got %s", v.Kind)
+		cfg, err := decodeStopConfig(doc, v, key.name)
+		if err != nil {
+			return nil, &inputError{err}
 		}
-		return &conditionsValue{doc: doc, node: v}, nil
+		return &conditionsValue{doc: doc, node: v, cfg: cfg}, nil
 	}
 	panic("unreachable")
 }

@@ -11,6 +11,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -167,3 +169,22 @@ type stringFlag struct {
 
 func (f *stringFlag) String() string     { return f.s }
 func (f *stringFlag) Set(s string) error { f.s, f.set = s, true; return nil }
+
+// usdFlag is a flag.Value holding an amount of US dollars above 0.
+type usdFlag struct {
+	usd float64
+	set bool
+}
+
+func (f *usdFlag) String() string { return fmt.Sprint(f.usd) }
+func (f *usdFlag) Set(s string) error {
+	x, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
+	if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+		return fmt.Errorf("not an amount of US dollars (want e.g. 5 or 2.50)")
+	}
+	if x <= 0 {
+		return fmt.Errorf("must be above 0")
+	}
+	f.usd, f.set = x, true
+	return nil
+}

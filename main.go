@@ -215,6 +215,7 @@ func report(env *cliEnv, c *command, err error) int {
 	var ue *usageError
 	var ee *exitCodeError
 	var he *hintError
+	var ie *inputError
 	switch {
 	case errors.Is(err, errHelp):
 		io.WriteString(env.stdout, c.usage)
@@ -225,6 +226,9 @@ func report(env *cliEnv, c *command, err error) int {
 		fmt.Fprintf(env.stderr, "%s: %s\n", progName, ue.msg)
 		fmt.Fprintf(env.stderr, "%s", shortUsage(c.usage))
 		fmt.Fprintf(env.stderr, "Run '%s help %s' for details.\n", progName, c.name)
+		return exitUsage
+	case errors.As(err, &ie):
+		fmt.Fprintf(env.stderr, "%s: %v\n", progName, ie.err)
 		return exitUsage
 	case errors.As(err, &he):
 		fmt.Fprintf(env.stderr, "%s: %v\n", progName, he.err)
@@ -252,6 +256,13 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
+
+// inputError is bad input found in a file (a fault in stop conditions):
+// reported as it is, without the command's usage, exit 2.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
 
 // hintError is an error followed by a line telling the user what to do.
 type hintError struct {

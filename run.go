@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,10 +55,23 @@ Options:
                               passed to the agent (never saved); as root the
                               real CLI refuses it unless IS_SANDBOX=1
 
-Stop conditions:
-  --max-duration D            stop after D (e.g. 2h30m); also bounds a usage-limit wait
+Stop conditions (checked after each iteration; see Conditions below):
+  --until-output TEXT         complete when the iteration's final result
+                              contains TEXT (e.g. '<promise>COMPLETE</promise>')
+  --until-regex RE            complete when the final result matches RE
+  --until-file PATH           complete when PATH exists
+  --test-cmd CMD              run CMD (with sh -c) after each iteration
+  --until-tests-pass          complete when every test of --test-cmd passes
+  --max-test-failures N       end the run (exit 1) after N failing test runs
+                              in a row
+  --test-timeout D            end a test run that takes longer (default 10m)
+  --max-duration D            stop after D (e.g. 2h30m, "1h 30m"); also bounds
+                              a usage-limit wait
+  --max-cost USD              stop once the run has cost USD (e.g. 2.50)
   --max-failures N            end the run (exit 1) after N failed iterations in
                               a row (default 3)
+  --conditions FILE           stop conditions as JSON (below); replaces the
+                              "stop" config key, and the flags above add to it
 
 Hang protection:
   --iteration-timeout D       end an iteration that runs longer than D
@@ -72,6 +87,44 @@ Stopping:
   Ctrl+C twice                kill the agent and all it started, exit 130
   Ctrl+Z, fg, bg              suspend and resume everything
 
+Conditions:
+  A conditions file (or the "stop" key of .claude-iterate.json or of a
+  workspace's config) holds up to three lists and the test command:
+
+    {"success":    [...],   the task is done: exit 0, status completed
+     "failure":    [...],   give up: exit 1, status failed
+     "conditions": [...],   stop: exit 0, status stopped
+     "test_cmd": "go test -json ./...", "test_timeout": "5m"}
+
+  Each condition is {"type": T, fields...}; T is one of
+    max_iterations {count}           max_duration {duration: "1h 30m"}
+    max_cost {usd}                   failure_streak {count}
+    test_failure_streak {count}      no_progress {iterations}
+    all_tests_pass                   specific_tests_pass {tests: [names]}
+    task_complete                    output_pattern {pattern, is_regex}
+    file_created {path}              file_contains {path, content}
+    on_error {pattern (optional)}    custom_script {script, args, timeout}
+    user_signal                      never
+    all {conditions: [...]}          any {conditions: [...]}
+    not {condition: {...}}
+
+  After each iteration the first met condition ends the run and names the
+  reason: failure conditions first, then success, then the others; within
+  a list by priority (on_error, user_signal, max_*, streaks and no_progress,
+  tests and task_complete, output_pattern, files, custom_script, all/any,
+  not, never). The loop's own stops are conditions too: -m is
+  max_iterations, --max-failures failure_streak, stagnation no_progress,
+  the s key and the .stop file user_signal, and .status.json's "complete"
+  is task_complete, a success condition that any success condition you
+  give replaces (add {"type":"task_complete"} to keep it).
+  output_pattern sees only the iteration's final result text, never the
+  prompt or tool output. Paths and scripts are relative to the current
+  directory; a custom_script is met when it exits 0 (default timeout 1m).
+  Test results are read from go test -json or -v output, TAP, or an
+  "N passed, N failed" line; otherwise the test command is one test that
+  passes on exit status 0. 'claude-iterate status' shows each condition's
+  progress.
+
 Exit status: 0 completed or stopped; 1 error or failure condition; 2 usage
 error; 129/130/143 after SIGHUP/SIGINT/SIGTERM.
 
@@ -79,7 +132,9 @@ Examples:
   claude-iterate run demo
   claude-iterate run demo --dry-run
   claude-iterate run demo -v -m 5 --max-duration 1h
-  claude-iterate run --prompt PROMPT.md -m 10
+  claude-iterate run --prompt PROMPT.md --until-output '<promise>COMPLETE</promise>' -m 10
+  claude-iterate run demo --test-cmd 'go test -json ./...' --until-tests-pass
+  claude-iterate run demo --conditions stop.json
 `,
 }
 
@@ -94,6 +149,14 @@ type runOptions struct {
 	output, prompt, claude, model                    stringFlag
 	maxDuration, iterationTimeout, idleTimeout       durationFlag
 	interruptGrace                                   durationFlag
+
+	// Stop conditions.
+	maxCost                                       usdFlag
+	untilOutput, untilRegex, untilFile, testCmd   stringFlag
+	conditions                                    stringFlag
+	untilTestsPass                                bool
+	maxTestFailures                               countFlag
+	testTimeout                                   durationFlag
 }
 
 func parseRunFlags(args []string) (*runOptions, []string, error) {
@@ -122,9 +185,42 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.maxFailures, "max-failures", "")
 	fs.Var(&o.interruptGrace, "interrupt-grace", "")
 	fs.BoolVar(&o.noKeyboard, "no-keyboard", false, "")
+	fs.Var(&o.maxCost, "max-cost", "")
+	fs.Var(&o.untilOutput, "until-output", "")
+	fs.Var(&o.untilRegex, "until-regex", "")
+	fs.Var(&o.untilFile, "until-file", "")
+	fs.Var(&o.testCmd, "test-cmd", "")
+	fs.BoolVar(&o.untilTestsPass, "until-tests-pass", false, "")
+	fs.Var(&o.maxTestFailures, "max-test-failures", "")
+	fs.Var(&o.testTimeout, "test-timeout", "")
+	fs.Var(&o.conditions, "conditions", "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, f := range []struct {
+		name string
+		v    stringFlag
+	}{{"--until-output", o.untilOutput}, {"--until-regex", o.untilRegex}, {"--until-file", o.untilFile}, {"--test-cmd", o.testCmd}, {"--conditions", o.conditions}} {
+		if f.v.set && strings.TrimSpace(f.v.s) == "" {
+			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
+		}
+	}
+	if o.untilRegex.set {
+		if _, err := regexp.Compile(o.untilRegex.s); err != nil {
+			return nil, nil, usagef("invalid value %q for flag --until-regex: %s", o.untilRegex.s, regexpErrorText(err))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    durationFlag
+	}{{"--max-duration", o.maxDuration}, {"--test-timeout", o.testTimeout}} {
+		if f.v.set && f.v.d == 0 {
+			return nil, nil, usagef("invalid value %q for flag %s: must be above 0", "0", f.name)
+		}
+	}
+	if o.maxTestFailures.set && o.maxTestFailures.n == 0 {
+		return nil, nil, usagef("invalid value \"0\" for flag --max-test-failures: must be at least 1")
 	}
 	if o.verbose && o.quiet {
 		return nil, nil, usagef("-v/--verbose and -q/--quiet contradict each other")
@@ -216,12 +312,15 @@ type runner struct {
 
 	maxIterations, stagnation, maxFailures int
 	delay, interruptGrace, resultWatchdog  time.Duration
-	deadline                               time.Time // from --max-duration
+	stops                                  stopSet
 
-	iter         int // iterations counted in this run
-	failStreak   int
-	noWorkStreak int
-	cost         float64
+	iter           int // iterations counted in this run
+	failStreak     int
+	sinceProgress  int // iterations without progress (no_progress)
+	bestCompleted  int // the highest progress.completed seen (loop mode)
+	testFailStreak int
+	lastTests      *testResults
+	cost           float64
 	suspended    time.Duration
 	stopSource   string // "keyboard" or "file" while a stop is requested
 	lastStopPoll time.Time
@@ -327,8 +426,11 @@ func (r *runner) setup(pos []string) error {
 	if d, err := time.ParseDuration(os.Getenv(resultWatchdogEnv)); err == nil && d > 0 {
 		r.resultWatchdog = d
 	}
-	if opts.maxDuration.set {
-		r.deadline = r.start.Add(opts.maxDuration.d)
+	if ts, _ := readTaskStatus(ws); ts.HasProgress {
+		r.bestCompleted = ts.Completed
+	}
+	if err := r.buildStops(); err != nil {
+		return err
 	}
 
 	if err := r.checkTask(); err != nil {
@@ -348,7 +450,115 @@ func (r *runner) setup(pos []string) error {
 	r.writeLogHeader()
 	now := time.Now().UTC().Truncate(time.Second)
 	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
+	ws.meta.Conditions = r.stops.initialReports()
 	return ws.save()
+}
+
+// buildStops builds the run's stop conditions: --conditions FILE or the
+// "stop" config key, then those the flags add, then the loop's own. Faults
+// are refused here, before the first iteration.
+func (r *runner) buildStops() error {
+	opts := r.opts
+	var cfg stopConfig
+	if opts.conditions.set {
+		doc, err := readJSONDoc(opts.conditions.s)
+		if err != nil {
+			var fe *fileError
+			if errors.As(err, &fe) {
+				return &inputError{err}
+			}
+			return usagef("invalid value %q for flag --conditions: %v", opts.conditions.s, unwrapPathError(err))
+		}
+		c, err := decodeStopConfig(doc, doc.Root, "")
+		if err != nil {
+			return &inputError{err}
+		}
+		cfg = *c
+	} else if cv, ok := r.cfg.values["stop"].(*conditionsValue); ok {
+		cfg = *cv.cfg
+	}
+	// The lists are appended to below: never into the config's arrays.
+	cfg.Conditions, cfg.Success, cfg.Failure = slices.Clone(cfg.Conditions), slices.Clone(cfg.Success), slices.Clone(cfg.Failure)
+
+	if opts.testCmd.set {
+		cfg.TestCmd = opts.testCmd.s
+	}
+	if opts.maxDuration.set {
+		cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxDuration, Duration: opts.maxDuration.d})
+	}
+	if opts.maxCost.set {
+		cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxCost, USD: opts.maxCost.usd})
+	}
+	if opts.untilOutput.set {
+		cfg.Success = append(cfg.Success, &condition{Type: condOutputPattern, Pattern: opts.untilOutput.s})
+	}
+	if opts.untilRegex.set {
+		cfg.Success = append(cfg.Success, &condition{Type: condOutputPattern, Pattern: opts.untilRegex.s, IsRegex: true, re: regexp.MustCompile(opts.untilRegex.s)})
+	}
+	if opts.untilFile.set {
+		cfg.Success = append(cfg.Success, &condition{Type: condFileCreated, Path: opts.untilFile.s})
+	}
+	if opts.untilTestsPass {
+		if cfg.TestCmd == "" {
+			return usagef("--until-tests-pass needs a test command: add --test-cmd CMD")
+		}
+		cfg.Success = append(cfg.Success, &condition{Type: condAllTestsPass})
+	}
+	if opts.maxTestFailures.set {
+		if cfg.TestCmd == "" {
+			return usagef("--max-test-failures needs a test command: add --test-cmd CMD")
+		}
+		cfg.Failure = append(cfg.Failure, &condition{Type: condTestFailureStreak, Count: opts.maxTestFailures.n})
+	}
+
+	// The loop's own stops.
+	if len(cfg.Success) == 0 {
+		cfg.Success = append(cfg.Success, &condition{Type: condTaskComplete, builtin: true})
+	}
+	cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxIterations, Count: r.maxIterations, builtin: true})
+	if r.mode == modeIterative && r.stagnation > 0 {
+		cfg.Conditions = append(cfg.Conditions, &condition{Type: condNoProgress, Iterations: r.stagnation, builtin: true})
+	}
+	cfg.Conditions = append(cfg.Conditions, &condition{Type: condUserSignal, builtin: true})
+	cfg.Failure = append(cfg.Failure, &condition{Type: condFailureStreak, Count: r.maxFailures, builtin: true})
+
+	r.stops = stopSet{cfg: cfg}
+	r.stops.order()
+	var fault error
+	for _, gc := range r.stops.ordered {
+		gc.c.walk(func(c *condition) {
+			if fault != nil {
+				return
+			}
+			switch c.Type {
+			case condAllTestsPass, condSpecificTestsPass, condTestFailureStreak:
+				if cfg.TestCmd == "" {
+					fault = &inputError{c.errorf("%s needs a test command: give --test-cmd CMD, or \"test_cmd\" next to \"%s\"", c.Type, gc.group)}
+				}
+			case condCustomScript:
+				if err := checkScript(resolvePath(r.env.projectRoot, c.Script)); err != nil {
+					fault = &inputError{c.errorf("script %s: %v", c.Script, err)}
+				}
+			}
+		})
+	}
+	return fault
+}
+
+// checkScript makes sure a custom_script can be run.
+func checkScript(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return errors.New("no such file")
+	case err != nil:
+		return unwrapPathError(err)
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case fi.Mode()&0o111 == 0:
+		return fmt.Errorf("not executable (chmod +x %s)", path)
+	}
+	return nil
 }
 
 // createDemo makes the workspace of a first dry run.
@@ -461,6 +671,14 @@ func (r *runner) writeLogHeader() {
 		meta = append(meta, "Dry run: built-in mock agent")
 	}
 	r.log.section("RUN METADATA", meta...)
+	var conds []string
+	for _, gc := range r.stops.ordered {
+		conds = append(conds, fmt.Sprintf("[%s] %s", gc.group, gc.c.describe()))
+	}
+	if r.stops.cfg.TestCmd != "" {
+		conds = append(conds, fmt.Sprintf("Test command: %s (timeout %s)", r.stops.cfg.TestCmd, shortDuration(r.testTimeout())))
+	}
+	r.log.section("STOP CONDITIONS", conds...)
 	if r.opts.prompt.set {
 		p, _ := r.readPromptFile()
 		r.log.section("PROMPT (ralph mode: "+r.opts.prompt.s+", re-read every iteration)", strings.TrimRight(p, "\n"))
@@ -494,10 +712,16 @@ func (r *runner) loop() ending {
 		r.con.progressf("Dry run: the built-in mock agent stands in for claude")
 	}
 	r.con.progressf("Running %s (%s mode, up to %d iterations); press s to stop after the current iteration", r.ws.Name, r.mode, r.maxIterations)
-	for {
-		if r.iter >= r.maxIterations {
-			return ending{code: exitOK, reason: fmt.Sprintf("stopped: max iterations reached (%d/%d)", r.iter, r.maxIterations), status: statusStopped}
+	var given []string
+	for _, gc := range r.stops.ordered {
+		if !gc.c.builtin {
+			given = append(given, groupVerb[gc.group]+" "+gc.c.describe())
 		}
+	}
+	if len(given) > 0 {
+		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
+	}
+	for {
 		if end := r.checkDeadline(); end != nil {
 			return *end
 		}
@@ -518,16 +742,14 @@ func (r *runner) loop() ending {
 		if end := r.afterIteration(o); end != nil {
 			return *end
 		}
-		if r.iter >= r.maxIterations {
-			continue
-		}
 		if end := r.wait(r.delay, nil); end != nil {
 			return *end
 		}
 	}
 }
 
-// afterIteration counts an iteration and decides whether the run goes on.
+// afterIteration counts an iteration, runs the tests, and evaluates the
+// stop conditions: it returns the run's ending if one is met.
 func (r *runner) afterIteration(o *iterationOutcome) *ending {
 	r.iter++
 	m := r.ws.meta
@@ -538,9 +760,6 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 	failed, why := o.failed()
 	if failed {
 		m.FailedIterations++
-	}
-	if err := r.ws.save(); err != nil {
-		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
 	ts, warn := readTaskStatus(r.ws)
 	if warn != nil && ts.Source != statusFile && !r.statusWarned {
@@ -562,24 +781,78 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 	if f := o.fatal(); f != nil {
 		return &ending{code: exitError, reason: "error: " + f.msg, status: statusFailed, hint: f.hint}
 	}
-	if ts.Complete {
-		return &ending{code: exitOK, reason: "completed: task marked complete in " + statusFile, status: statusCompleted}
+	r.trackProgress(ts)
+	if r.stops.cfg.TestCmd != "" {
+		r.saveMetadata() // 'status' shows the iteration while the tests run
+		t := r.runTests()
+		if r.interruptSig != nil {
+			end := r.interruptEnding()
+			return &end
+		}
+		r.lastTests = t
+		if t.runFailed() {
+			r.testFailStreak++
+		} else {
+			r.testFailStreak = 0
+		}
 	}
-	if failed && r.failStreak >= r.maxFailures {
-		return &ending{code: exitError, reason: fmt.Sprintf("stopped: %d consecutive failed iterations", r.failStreak), status: statusFailed}
+	r.pollStopFile(true)
+	v := r.stops.evaluate(&condState{
+		Iteration: r.iter, Elapsed: time.Since(r.start) - r.suspended, Cost: r.cost,
+		FailStreak: r.failStreak, Failed: failed, Error: why, ResultText: o.resultText(),
+		TaskComplete: ts.Complete, SinceProgress: r.sinceProgress, ProgressWord: r.progressWord(),
+		Tests: r.lastTests, TestFailStreak: r.testFailStreak, StopRequest: r.stopSource,
+		Dir: r.env.projectRoot, RunScript: r.runScript,
+	})
+	if r.interruptSig != nil { // while a script ran
+		end := r.interruptEnding()
+		return &end
 	}
+	m.Conditions = v.reports
+	r.saveMetadata()
+	r.log.printf("CONDITIONS:")
+	for _, c := range v.reports {
+		r.log.printf("  [%s] %s: %.0f%%, %s", c.Group, c.Condition, c.Progress*100, c.Reason)
+	}
+	if v.met == nil {
+		return nil
+	}
+	end := endingFor(v.met, v.reason)
+	return &end
+}
+
+func (r *runner) saveMetadata() {
+	if err := r.ws.save(); err != nil {
+		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
+	}
+}
+
+// trackProgress counts iterations without progress: in loop mode, since
+// progress.completed last grew; in iterative mode, since the last
+// worked:true (an iteration that does not say is not counted).
+func (r *runner) trackProgress(ts taskStatus) {
 	if r.mode == modeIterative {
 		switch {
 		case ts.Worked != nil && !*ts.Worked:
-			r.noWorkStreak++
+			r.sinceProgress++
 		case ts.Worked != nil && *ts.Worked:
-			r.noWorkStreak = 0
+			r.sinceProgress = 0
 		}
-		if r.stagnation > 0 && r.noWorkStreak >= r.stagnation {
-			return &ending{code: exitOK, reason: fmt.Sprintf("stopped: stagnation (%d iterations without work)", r.noWorkStreak), status: statusStopped}
-		}
+		return
 	}
-	return r.checkStopRequest()
+	if ts.HasProgress && ts.Completed > r.bestCompleted {
+		r.bestCompleted = ts.Completed
+		r.sinceProgress = 0
+		return
+	}
+	r.sinceProgress++
+}
+
+func (r *runner) progressWord() string {
+	if r.mode == modeIterative {
+		return "work"
+	}
+	return "progress"
 }
 
 // reportIteration prints and logs an iteration's end.
@@ -626,22 +899,42 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-// checkDeadline ends the run once --max-duration has passed.
+// checkDeadline ends the run once a max_duration condition (at the top
+// level of a list) is met: checked before each iteration and during waits
+// too, so that a long usage-limit wait cannot outlast it.
 func (r *runner) checkDeadline() *ending {
-	if r.deadline.IsZero() || time.Now().Before(r.deadline) {
-		return nil
+	st := &condState{Elapsed: time.Since(r.start) - r.suspended}
+	for i := range r.stops.ordered {
+		gc := &r.stops.ordered[i]
+		if gc.c.Type != condMaxDuration {
+			continue
+		}
+		if res := gc.c.evaluate(st); res.Met {
+			end := endingFor(gc, res.Reason)
+			return &end
+		}
 	}
-	return &ending{code: exitOK, reason: fmt.Sprintf("stopped: max duration reached (%s)", r.opts.maxDuration.d), status: statusStopped}
+	return nil
 }
 
 // checkStopRequest looks at the stop file, and ends the run if a stop is
-// requested: this is the boundary between iterations.
+// requested, through the first user_signal condition. It serves the waits
+// between iterations; after an iteration, user_signal is evaluated with
+// every other condition.
 func (r *runner) checkStopRequest() *ending {
 	r.pollStopFile(true)
 	if r.stopSource == "" {
 		return nil
 	}
-	return &ending{code: exitOK, reason: fmt.Sprintf("stopped: stop requested (%s)", r.stopSource), status: statusStopped}
+	st := &condState{StopRequest: r.stopSource}
+	for i := range r.stops.ordered {
+		gc := &r.stops.ordered[i]
+		if gc.c.Type == condUserSignal {
+			end := endingFor(gc, gc.c.evaluate(st).Reason)
+			return &end
+		}
+	}
+	return nil
 }
 
 // pollStopFile notices the stop file appearing or disappearing, at most
@@ -708,6 +1001,7 @@ func (r *runner) iterate() (*iterationOutcome, error) {
 	if err != nil {
 		return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}, nil
 	}
+	a.timeout, a.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
 	res := r.supervise(a)
 	r.endAgent(a, res)
 	o := a.outcome

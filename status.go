@@ -233,7 +233,7 @@ func runStatus(env *cliEnv, args []string) error {
 			if c.Met {
 				met = "met"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%3.0f%%\t%s\t%s\n", c.Group, c.Type, c.Progress*100, met, c.Reason)
+			fmt.Fprintf(tw, "  %s\t%s\t%3.0f%%\t%s\t%s\n", c.Group, clip(firstNonEmpty(c.Condition, c.Type), 60), c.Progress*100, met, c.Reason)
 		}
 		tw.Flush()
 	}

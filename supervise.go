@@ -89,7 +89,7 @@ func (r *runner) supervise(a *agent) superviseResult {
 					continue
 				}
 				r.interruptSig = sig
-				r.con.rawf("Interrupted: waiting for claude to finish cleaning up (press Ctrl+C again to force quit)")
+				r.con.rawf("Interrupted: waiting for %s to finish cleaning up (press Ctrl+C again to force quit)", a.name)
 				r.log.printf("[SIGINT: forwarded to the agent]")
 				signalGroup(a.pgid, syscall.SIGINT)
 				signalGroup(a.pgid, syscall.SIGCONT)
@@ -100,7 +100,7 @@ func (r *runner) supervise(a *agent) superviseResult {
 					continue
 				}
 				r.interruptSig = sig
-				r.con.rawf("Interrupted. Terminating claude process...")
+				r.con.rawf("Interrupted. Terminating %s process...", a.name)
 				r.log.printf("[%s: terminating the agent]", signalName(sig))
 				r.terminate(a)
 				escalateAt = time.Now().Add(terminateTimeout)
@@ -111,7 +111,7 @@ func (r *runner) supervise(a *agent) superviseResult {
 			if !escalateAt.IsZero() && now.After(escalateAt) {
 				escalateAt = time.Time{}
 				if r.interruptSig == syscall.SIGINT {
-					r.con.rawf("claude did not exit within %s.", r.interruptGrace)
+					r.con.rawf("%s did not exit within %s.", a.name, r.interruptGrace)
 				}
 				r.forceKill(a, &res)
 				continue
@@ -119,7 +119,11 @@ func (r *runner) supervise(a *agent) superviseResult {
 			if res.hang == "" && r.interruptSig == nil {
 				if hang := r.hangCheck(a, now, res.suspended); hang != "" {
 					res.hang = hang
-					r.con.noticef("%s: ending the agent", hang)
+					who := "the agent"
+					if a.name != "claude" {
+						who = a.name
+					}
+					r.con.noticef("%s: ending %s", hang, who)
 					r.log.printf("[%s: terminating the agent]", hang)
 					r.terminate(a)
 					escalateAt = now.Add(terminateTimeout)
@@ -131,10 +135,13 @@ func (r *runner) supervise(a *agent) superviseResult {
 
 // hangCheck returns which hang protection, if any, should end the agent.
 func (r *runner) hangCheck(a *agent, now time.Time, suspended time.Duration) string {
-	if d := r.opts.iterationTimeout.d; d > 0 && now.Sub(a.started)-suspended > d {
+	if d := a.timeout; d > 0 && now.Sub(a.started)-suspended > d {
+		if a.name != "claude" {
+			return fmt.Sprintf("%s timed out after %s", a.name, d)
+		}
 		return fmt.Sprintf("iteration timeout (%s)", d)
 	}
-	if d := r.opts.idleTimeout.d; d > 0 && now.Sub(time.Unix(0, a.lastOutput.Load())) > d {
+	if d := a.idle; d > 0 && now.Sub(time.Unix(0, a.lastOutput.Load())) > d {
 		return fmt.Sprintf("idle timeout (no output for %s)", d)
 	}
 	if at := a.resultAt.Load(); at != 0 && now.Sub(time.Unix(0, at)) > r.resultWatchdog {
@@ -155,7 +162,7 @@ func (r *runner) forceKill(a *agent, res *superviseResult) {
 	if res.forced {
 		return
 	}
-	r.con.rawf("Force-killing claude...")
+	r.con.rawf("Force-killing %s...", a.name)
 	r.log.printf("[force-killing the agent]")
 	res.forced = true
 	for _, p := range descendants(a.pid, listProcs()) {
@@ -334,7 +341,11 @@ func (r *runner) finish(end ending) error {
 	if r.interruptSig == syscall.SIGTERM || r.interruptSig == syscall.SIGHUP {
 		r.con.rawf("Done.")
 	}
-	summary := fmt.Sprintf("%s (%d iterations, %s, $%.2f)", end.reason, r.iter, roundDuration(elapsed), r.cost)
+	noun := "iterations"
+	if r.iter == 1 {
+		noun = "iteration"
+	}
+	summary := fmt.Sprintf("%s (%d %s, %s, $%.2f)", end.reason, r.iter, noun, roundDuration(elapsed), r.cost)
 	switch {
 	case end.code == exitOK:
 		r.con.noticef("%s", summary)

@@ -104,11 +104,12 @@ type metadata struct {
 
 // condReport is one stop condition's last evaluation, for 'status'.
 type condReport struct {
-	Group    string  `json:"group"`
-	Type     string  `json:"type"`
-	Met      bool    `json:"met"`
-	Progress float64 `json:"progress"`
-	Reason   string  `json:"reason"`
+	Group     string  `json:"group"`
+	Type      string  `json:"type"`
+	Condition string  `json:"condition"` // in words
+	Met       bool    `json:"met"`
+	Progress  float64 `json:"progress"`
+	Reason    string  `json:"reason"`
 }
 
 // isWorkspacePath reports whether arg names a directory rather than a

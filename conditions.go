@@ -1,0 +1,985 @@
+package main
+
+// This file implements stop conditions (SPEC §5, seed 004 in Go). A
+// condition is a tagged union written as {"type":"<snake_case>", ...fields};
+// a stop configuration holds three groups of them: "failure" (the run ends
+// with exit 1), "success" (exit 0, status completed) and "conditions"
+// (exit 0, status stopped). The rules are:
+//
+//   - Every fault in hand-written conditions (not an object, unknown type or
+//     field, missing or mistyped field, bad regex, a count below 1, an
+//     unparsable duration) is refused before the first iteration with the
+//     JSON path of the fault. Nothing is ever "silently false" as in the
+//     seed.
+//   - After every iteration every condition is evaluated, so that each has a
+//     progress (0..1) and a reason to show. The first met one ends the run:
+//     groups in the order failure, success, conditions, and within a group
+//     by the seed's priority (on_error 100 … never 0), ties in file order.
+//     (Deviation: the seed sorts all groups together by priority, so a task
+//     finished on the last allowed iteration would end as "max iterations
+//     reached" — a missed completion.)
+//   - The loop's own stops are conditions of the same mechanism:
+//     max_iterations (-m), task_complete (.status.json), no_progress
+//     (stagnation), failure_streak (--max-failures) and user_signal (the s
+//     key, the .stop file).
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Condition types.
+const (
+	condMaxIterations     = "max_iterations"
+	condMaxDuration       = "max_duration"
+	condMaxCost           = "max_cost"
+	condTestFailureStreak = "test_failure_streak"
+	condAllTestsPass      = "all_tests_pass"
+	condSpecificTestsPass = "specific_tests_pass"
+	condNoProgress        = "no_progress"
+	condFileCreated       = "file_created"
+	condFileContains      = "file_contains"
+	condOutputPattern     = "output_pattern"
+	condOnError           = "on_error"
+	condFailureStreak     = "failure_streak"
+	condCustomScript      = "custom_script"
+	condUserSignal        = "user_signal"
+	condTaskComplete      = "task_complete"
+	condAll               = "all"
+	condAny               = "any"
+	condNot               = "not"
+	condNever             = "never"
+)
+
+// Condition groups, in the order they are checked.
+const (
+	groupFailure    = "failure"
+	groupSuccess    = "success"
+	groupConditions = "conditions"
+)
+
+var groupOrder = []string{groupFailure, groupSuccess, groupConditions}
+
+// groupVerb says what a group's met condition does, for messages.
+var groupVerb = map[string]string{groupFailure: "fail", groupSuccess: "complete", groupConditions: "stop"}
+
+// defaultScriptTimeout bounds a custom_script without a "timeout".
+const defaultScriptTimeout = time.Minute
+
+// fieldKind is what a condition field holds.
+type fieldKind int
+
+const (
+	fCount    fieldKind = iota // a whole number, at least 1
+	fUSD                       // a number above 0
+	fDuration                  // a duration string above 0
+	fText                      // a non-empty string
+	fBool                      // true or false
+	fTexts                     // a non-empty array of non-empty strings
+	fArgs                      // an array of strings
+	fConds                     // a non-empty array of conditions
+	fCond                      // one condition
+)
+
+type condField struct {
+	name     string
+	kind     fieldKind
+	optional bool
+}
+
+// condSpec is one condition type: its priority (higher is checked first)
+// and its fields, in the order they are written.
+type condSpec struct {
+	priority int
+	fields   []condField
+}
+
+var condSpecs = map[string]condSpec{
+	condOnError:           {100, []condField{{"pattern", fText, true}}},
+	condUserSignal:        {90, nil},
+	condMaxIterations:     {80, []condField{{"count", fCount, false}}},
+	condMaxDuration:       {80, []condField{{"duration", fDuration, false}}},
+	condMaxCost:           {80, []condField{{"usd", fUSD, false}}},
+	condFailureStreak:     {70, []condField{{"count", fCount, false}}},
+	condTestFailureStreak: {70, []condField{{"count", fCount, false}}},
+	condNoProgress:        {70, []condField{{"iterations", fCount, false}}},
+	condTaskComplete:      {60, nil},
+	condAllTestsPass:      {60, nil},
+	condSpecificTestsPass: {60, []condField{{"tests", fTexts, false}}},
+	condOutputPattern:     {50, []condField{{"pattern", fText, false}, {"is_regex", fBool, true}}},
+	condFileCreated:       {40, []condField{{"path", fText, false}}},
+	condFileContains:      {40, []condField{{"path", fText, false}, {"content", fText, false}}},
+	condCustomScript:      {30, []condField{{"script", fText, false}, {"args", fArgs, true}, {"timeout", fDuration, true}}},
+	condAll:               {20, []condField{{"conditions", fConds, false}}},
+	condAny:               {20, []condField{{"conditions", fConds, false}}},
+	condNot:               {10, []condField{{"condition", fCond, false}}},
+	condNever:             {0, nil},
+}
+
+// condTypeNames lists the types by priority, for messages.
+func condTypeNames() []string {
+	names := make([]string, 0, len(condSpecs))
+	for n := range condSpecs {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if d := condSpecs[b].priority - condSpecs[a].priority; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return names
+}
+
+// condition is one stop condition. Type says which fields it uses.
+type condition struct {
+	Type       string
+	Count      int           // max_iterations, failure_streak, test_failure_streak
+	Iterations int           // no_progress
+	Duration   time.Duration // max_duration
+	USD        float64       // max_cost
+	Tests      []string      // specific_tests_pass
+	Path       string        // file_created, file_contains
+	Content    string        // file_contains
+	Pattern    string        // output_pattern; on_error ("" matches any error)
+	IsRegex    bool          // output_pattern
+	Script     string        // custom_script
+	Args       []string      // custom_script
+	Timeout    time.Duration // custom_script (0: defaultScriptTimeout)
+	Conditions []*condition  // all, any
+	Condition  *condition    // not
+
+	re      *regexp.Regexp // output_pattern with is_regex
+	builtin bool           // one of the loop's own stops
+	// at is where the condition was written (nil for conditions built from
+	// flags), for faults found after decoding.
+	at *fileError
+}
+
+func (c *condition) priority() int { return condSpecs[c.Type].priority }
+
+// errorf reports a fault in c found after decoding.
+func (c *condition) errorf(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if c.at == nil {
+		return errors.New(msg)
+	}
+	e := *c.at
+	e.Msg = msg
+	return &e
+}
+
+// get returns the value of field name, for encoding.
+func (c *condition) get(name string) any {
+	switch name {
+	case "count":
+		return c.Count
+	case "iterations":
+		return c.Iterations
+	case "duration":
+		return shortDuration(c.Duration)
+	case "timeout":
+		if c.Timeout == 0 {
+			return nil
+		}
+		return shortDuration(c.Timeout)
+	case "usd":
+		return c.USD
+	case "tests":
+		return c.Tests
+	case "path":
+		return c.Path
+	case "content":
+		return c.Content
+	case "pattern":
+		if c.Pattern == "" {
+			return nil
+		}
+		return c.Pattern
+	case "is_regex":
+		if !c.IsRegex {
+			return nil
+		}
+		return true
+	case "script":
+		return c.Script
+	case "args":
+		if len(c.Args) == 0 {
+			return nil
+		}
+		return c.Args
+	case "conditions":
+		return c.Conditions
+	case "condition":
+		return c.Condition
+	}
+	panic("unknown condition field " + name)
+}
+
+// MarshalJSON writes c in the tagged form, "type" first, fields in their
+// documented order, optional fields only when set.
+func (c *condition) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"type":`)
+	t, _ := json.Marshal(c.Type)
+	b.Write(t)
+	for _, f := range condSpecs[c.Type].fields {
+		v := c.get(f.name)
+		if v == nil {
+			continue
+		}
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, ",%q:", f.name)
+		b.Write(data)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// stopConfig is a full stop configuration: the value of --conditions FILE
+// or of the "stop" config key.
+type stopConfig struct {
+	Conditions  []*condition  `json:"conditions"`
+	Success     []*condition  `json:"success"`
+	Failure     []*condition  `json:"failure"`
+	TestCmd     string        `json:"test_cmd,omitempty"`
+	TestTimeout time.Duration `json:"-"`
+}
+
+// MarshalJSON writes the configuration with test_timeout as a duration
+// string.
+func (s *stopConfig) MarshalJSON() ([]byte, error) {
+	type plain stopConfig
+	out := struct {
+		*plain
+		TestTimeout string `json:"test_timeout,omitempty"`
+	}{plain: (*plain)(s)}
+	if s.TestTimeout > 0 {
+		out.TestTimeout = shortDuration(s.TestTimeout)
+	}
+	for _, g := range []*[]*condition{&s.Conditions, &s.Success, &s.Failure} {
+		if *g == nil {
+			*g = []*condition{}
+		}
+	}
+	return json.Marshal(out)
+}
+
+// group returns the conditions of group name.
+func (s *stopConfig) group(name string) []*condition {
+	switch name {
+	case groupFailure:
+		return s.Failure
+	case groupSuccess:
+		return s.Success
+	}
+	return s.Conditions
+}
+
+// stopConfigKeys are the keys of a stop configuration.
+var stopConfigKeys = []string{"conditions", "success", "failure", "test_cmd", "test_timeout"}
+
+// condDecoder decodes conditions from a parsed JSON file.
+type condDecoder struct {
+	doc *jsonDoc
+}
+
+func joinPath(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// decodeStopConfig decodes a stop configuration found at path (the JSON
+// path of n: "" for a whole file, "stop" for the config key).
+func decodeStopConfig(doc *jsonDoc, n *jsonNode, path string) (*stopConfig, error) {
+	d := &condDecoder{doc: doc}
+	if n.Kind != jsonObject {
+		return nil, doc.errorAt(n, path, `want an object {"conditions": [...], "success": [...], "failure": [...]}, got %s`, n.Kind)
+	}
+	s := &stopConfig{}
+	for _, k := range n.Keys {
+		v := n.Obj[k]
+		kp := joinPath(path, k)
+		switch k {
+		case "conditions", "success", "failure":
+			if v.Kind != jsonArray {
+				return nil, doc.errorAt(v, kp, "want an array of conditions, got %s", v.Kind)
+			}
+			list := []*condition{}
+			for i, e := range v.Arr {
+				c, err := d.condition(e, fmt.Sprintf("%s[%d]", kp, i))
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, c)
+			}
+			switch k {
+			case "conditions":
+				s.Conditions = list
+			case "success":
+				s.Success = list
+			default:
+				s.Failure = list
+			}
+		case "test_cmd":
+			if v.Kind != jsonString || strings.TrimSpace(v.Str) == "" {
+				return nil, doc.errorAt(v, kp, "want a non-empty command string, got %s", describeNode(v))
+			}
+			s.TestCmd = v.Str
+		case "test_timeout":
+			dur, err := d.duration(v)
+			if err != nil {
+				return nil, doc.errorAt(v, kp, "%v", err)
+			}
+			s.TestTimeout = dur
+		default:
+			msg := "unknown key"
+			if sug := suggest(k, stopConfigKeys, map[string]string{"success_conditions": "success", "failure_conditions": "failure", "stop_conditions": "conditions"}); sug != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", sug)
+			}
+			return nil, doc.errorAt(v, kp, "%s; want %s", msg, strings.Join(stopConfigKeys, ", "))
+		}
+	}
+	return s, nil
+}
+
+// describeNode names a JSON value for a message: its kind, or a short
+// string's value.
+func describeNode(n *jsonNode) string {
+	if n.Kind == jsonString {
+		return strconv.Quote(clip(n.Str, 40))
+	}
+	if n.Kind == jsonNumber {
+		return n.Num.String()
+	}
+	return n.Kind.String()
+}
+
+// condition decodes one condition at path.
+func (d *condDecoder) condition(n *jsonNode, path string) (*condition, error) {
+	if n.Kind != jsonObject {
+		return nil, d.doc.errorAt(n, path, `want a condition object {"type": ...}, got %s`, describeNode(n))
+	}
+	tn, ok := n.Obj["type"]
+	if !ok {
+		return nil, d.doc.errorAt(n, path, `missing "type" (one of %s)`, strings.Join(condTypeNames(), ", "))
+	}
+	if tn.Kind != jsonString {
+		return nil, d.doc.errorAt(tn, path+".type", "want a string, got %s", tn.Kind)
+	}
+	spec, ok := condSpecs[tn.Str]
+	if !ok {
+		msg := fmt.Sprintf("unknown condition type %q", tn.Str)
+		if s := suggest(tn.Str, condTypeNames(), map[string]string{"max_time": condMaxDuration, "timeout": condMaxDuration, "max_budget": condMaxCost, "output_regex": condOutputPattern, "file_exists": condFileCreated, "script": condCustomScript, "and": condAll, "or": condAny}); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		} else {
+			msg += " (want one of " + strings.Join(condTypeNames(), ", ") + ")"
+		}
+		return nil, d.doc.errorAt(tn, path+".type", "%s", msg)
+	}
+	c := &condition{Type: tn.Str, at: d.doc.errorAt(n, path, "").(*fileError)}
+	for _, k := range n.Keys {
+		if k == "type" {
+			continue
+		}
+		i := slices.IndexFunc(spec.fields, func(f condField) bool { return f.name == k })
+		if i < 0 {
+			names := fieldNames(spec)
+			msg := fmt.Sprintf("unknown field for %s", c.Type)
+			if len(names) == 0 {
+				msg = fmt.Sprintf("%s takes no fields", c.Type)
+			} else if s := suggest(k, names, nil); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else {
+				msg += " (fields: " + strings.Join(names, ", ") + ")"
+			}
+			return nil, d.doc.errorAt(n.Obj[k], path+"."+k, "%s", msg)
+		}
+		if err := d.field(c, spec.fields[i], n.Obj[k], path+"."+k); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range spec.fields {
+		if _, ok := n.Obj[f.name]; !ok && !f.optional {
+			return nil, d.doc.errorAt(n, path, "%s needs %q", c.Type, f.name)
+		}
+	}
+	if c.Type == condOutputPattern && c.IsRegex {
+		re, err := regexp.Compile(c.Pattern)
+		if err != nil {
+			return nil, d.doc.errorAt(n.Obj["pattern"], path+".pattern", "invalid regular expression: %s", regexpErrorText(err))
+		}
+		c.re = re
+	}
+	return c, nil
+}
+
+func fieldNames(spec condSpec) []string {
+	var names []string
+	for _, f := range spec.fields {
+		names = append(names, f.name)
+	}
+	return names
+}
+
+// field decodes field f of c from v.
+func (d *condDecoder) field(c *condition, f condField, v *jsonNode, path string) error {
+	fail := func(format string, args ...any) error {
+		return d.doc.errorAt(v, path, format, args...)
+	}
+	switch f.kind {
+	case fCount:
+		n, err := v.Int()
+		if err != nil {
+			return fail("%v", err)
+		}
+		if n < 1 {
+			return fail("must be at least 1, got %d", n)
+		}
+		if f.name == "iterations" {
+			c.Iterations = n
+		} else {
+			c.Count = n
+		}
+	case fUSD:
+		x, err := v.Float()
+		if err != nil {
+			return fail("%v", err)
+		}
+		if x <= 0 {
+			return fail("must be above 0, got %s", v.Num)
+		}
+		c.USD = x
+	case fDuration:
+		dur, err := d.duration(v)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if f.name == "timeout" {
+			c.Timeout = dur
+		} else {
+			c.Duration = dur
+		}
+	case fText:
+		if v.Kind != jsonString {
+			return fail("want a string, got %s", v.Kind)
+		}
+		if v.Str == "" {
+			if f.optional {
+				return fail("must not be empty (leave the field out instead)")
+			}
+			return fail("must not be empty")
+		}
+		switch f.name {
+		case "pattern":
+			c.Pattern = v.Str
+		case "path":
+			c.Path = v.Str
+		case "content":
+			c.Content = v.Str
+		case "script":
+			c.Script = v.Str
+		}
+	case fBool:
+		if v.Kind != jsonBool {
+			return fail("want true or false, got %s", describeNode(v))
+		}
+		c.IsRegex = v.Bool
+	case fTexts, fArgs:
+		if v.Kind != jsonArray {
+			return fail("want an array of strings, got %s", v.Kind)
+		}
+		list := []string{}
+		for i, e := range v.Arr {
+			if e.Kind != jsonString {
+				return d.doc.errorAt(e, fmt.Sprintf("%s[%d]", path, i), "want a string, got %s", e.Kind)
+			}
+			if f.kind == fTexts && e.Str == "" {
+				return d.doc.errorAt(e, fmt.Sprintf("%s[%d]", path, i), "must not be empty")
+			}
+			list = append(list, e.Str)
+		}
+		if f.kind == fTexts {
+			if len(list) == 0 {
+				return fail("want at least one test name")
+			}
+			c.Tests = list
+		} else {
+			c.Args = list
+		}
+	case fConds:
+		if v.Kind != jsonArray {
+			return fail("want an array of conditions, got %s", v.Kind)
+		}
+		if len(v.Arr) == 0 {
+			return fail("want at least one condition")
+		}
+		for i, e := range v.Arr {
+			sub, err := d.condition(e, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return err
+			}
+			c.Conditions = append(c.Conditions, sub)
+		}
+	case fCond:
+		sub, err := d.condition(v, path)
+		if err != nil {
+			return err
+		}
+		c.Condition = sub
+	}
+	return nil
+}
+
+// duration decodes a duration string, above 0.
+func (d *condDecoder) duration(v *jsonNode) (time.Duration, error) {
+	if v.Kind != jsonString {
+		return 0, fmt.Errorf(`want a duration string such as "90s" or "1h 30m", got %s`, describeNode(v))
+	}
+	dur, err := parseDuration(v.Str)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %v", v.Str, err)
+	}
+	if dur <= 0 {
+		return 0, fmt.Errorf("%q: must be above 0", v.Str)
+	}
+	return dur, nil
+}
+
+// regexpErrorText shortens regexp's "error parsing regexp: " prefix.
+func regexpErrorText(err error) string {
+	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+}
+
+// suggest returns the name in names (or an alias's target) that s most
+// likely meant, or "".
+func suggest(s string, names []string, aliases map[string]string) string {
+	if t, ok := aliases[strings.ToLower(s)]; ok {
+		return t
+	}
+	best, bestDist := "", 3
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), n); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}
+
+// shortDuration formats d without trailing zero units: 1h30m, not 1h30m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// describe says in words when c is met.
+func (c *condition) describe() string {
+	switch c.Type {
+	case condMaxIterations:
+		return "after " + plural(c.Count, "iteration")
+	case condMaxDuration:
+		return "after " + shortDuration(c.Duration)
+	case condMaxCost:
+		return fmt.Sprintf("once $%.2f is spent", c.USD)
+	case condFailureStreak:
+		return fmt.Sprintf("after %s in a row", plural(c.Count, "failed iteration"))
+	case condTestFailureStreak:
+		return fmt.Sprintf("after %s in a row", plural(c.Count, "failing test run"))
+	case condAllTestsPass:
+		return "when all tests pass"
+	case condSpecificTestsPass:
+		return "when these tests pass: " + strings.Join(c.Tests, ", ")
+	case condNoProgress:
+		return fmt.Sprintf("after %s without progress", plural(c.Iterations, "iteration"))
+	case condTaskComplete:
+		return "when " + statusFile + " says complete"
+	case condOutputPattern:
+		if c.IsRegex {
+			return fmt.Sprintf("when the result matches /%s/", c.Pattern)
+		}
+		return fmt.Sprintf("when the result contains %q", c.Pattern)
+	case condFileCreated:
+		return "when " + c.Path + " exists"
+	case condFileContains:
+		return fmt.Sprintf("when %s contains %q", c.Path, c.Content)
+	case condOnError:
+		if c.Pattern != "" {
+			return fmt.Sprintf("on a failed iteration whose error contains %q", c.Pattern)
+		}
+		return "on any failed iteration"
+	case condCustomScript:
+		return "when " + strings.Join(append([]string{c.Script}, c.Args...), " ") + " exits 0"
+	case condUserSignal:
+		return "on a stop request (s key, .stop file)"
+	case condAll, condAny:
+		parts := make([]string, len(c.Conditions))
+		for i, s := range c.Conditions {
+			parts[i] = strings.TrimPrefix(s.describe(), "when ")
+		}
+		word := " and "
+		if c.Type == condAny {
+			word = " or "
+		}
+		return "when (" + strings.Join(parts, word) + ")"
+	case condNot:
+		return "unless " + strings.TrimPrefix(c.Condition.describe(), "when ")
+	case condNever:
+		return "never"
+	}
+	return c.Type
+}
+
+// plural is "1 iteration", "2 iterations".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// condResult is one evaluation of a condition.
+type condResult struct {
+	Met      bool
+	Progress float64 // 0..1
+	Reason   string
+}
+
+func metResult(format string, args ...any) condResult {
+	return condResult{Met: true, Progress: 1, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ratio is the progress n/of, clamped to 0..1.
+func ratio(n, of float64) float64 {
+	if of <= 0 {
+		return 0
+	}
+	return min(max(n/of, 0), 1)
+}
+
+// condState is what conditions are evaluated against, after an iteration.
+type condState struct {
+	Iteration      int           // iterations in this run
+	Elapsed        time.Duration // of this run, time suspended excluded
+	Cost           float64       // of this run, USD
+	FailStreak     int           // consecutive failed iterations
+	Failed         bool          // the last iteration failed
+	Error          string        // and why
+	ResultText     string        // the last iteration's final result text
+	TaskComplete   bool          // .status.json says complete
+	SinceProgress  int           // iterations since the last progress
+	ProgressWord   string        // "progress" or "work", for the stagnation reason
+	Tests          *testResults  // the last test run, nil if none ran
+	TestFailStreak int           // consecutive failing test runs
+	StopRequest    string        // "" or where a stop request came from
+	Dir            string        // the project root: relative paths start here
+
+	// RunScript runs a custom_script condition's script and reports whether
+	// it exited 0, with a reason.
+	RunScript func(c *condition) (bool, string)
+}
+
+// evaluate evaluates c against s.
+func (c *condition) evaluate(s *condState) condResult {
+	switch c.Type {
+	case condMaxIterations:
+		if s.Iteration >= c.Count {
+			return metResult("max iterations reached (%d/%d)", s.Iteration, c.Count)
+		}
+		return condResult{Progress: ratio(float64(s.Iteration), float64(c.Count)), Reason: fmt.Sprintf("iteration %d of %d", s.Iteration, c.Count)}
+	case condMaxDuration:
+		if s.Elapsed >= c.Duration {
+			return metResult("max duration reached (%s)", shortDuration(c.Duration))
+		}
+		return condResult{Progress: ratio(float64(s.Elapsed), float64(c.Duration)), Reason: fmt.Sprintf("%s of %s", roundDuration(s.Elapsed), shortDuration(c.Duration))}
+	case condMaxCost:
+		if s.Cost >= c.USD {
+			return metResult("max cost reached ($%.2f of $%.2f)", s.Cost, c.USD)
+		}
+		return condResult{Progress: ratio(s.Cost, c.USD), Reason: fmt.Sprintf("$%.2f of $%.2f", s.Cost, c.USD)}
+	case condFailureStreak:
+		if s.FailStreak >= c.Count {
+			return metResult("%d consecutive failed iterations", s.FailStreak)
+		}
+		return condResult{Progress: ratio(float64(s.FailStreak), float64(c.Count)), Reason: fmt.Sprintf("%d of %d failed iterations in a row", s.FailStreak, c.Count)}
+	case condTestFailureStreak:
+		if s.TestFailStreak >= c.Count {
+			return metResult("%d consecutive failing test runs", s.TestFailStreak)
+		}
+		return condResult{Progress: ratio(float64(s.TestFailStreak), float64(c.Count)), Reason: fmt.Sprintf("%d of %d failing test runs in a row", s.TestFailStreak, c.Count)}
+	case condAllTestsPass:
+		t := s.Tests
+		if t == nil {
+			return condResult{Reason: "no test run yet"}
+		}
+		if t.allPass() {
+			return metResult("all tests pass (%s)", t.summary())
+		}
+		return condResult{Progress: ratio(float64(t.Passed), float64(t.Passed+t.Failed)), Reason: t.summary()}
+	case condSpecificTestsPass:
+		t := s.Tests
+		if t == nil {
+			return condResult{Reason: "no test run yet"}
+		}
+		if t.names == nil {
+			return condResult{Reason: "the test output names no tests (want go test -json, go test -v or TAP)"}
+		}
+		var waiting []string
+		for _, name := range c.Tests {
+			if !t.names[name] {
+				waiting = append(waiting, name)
+			}
+		}
+		if len(waiting) == 0 {
+			return metResult("tests pass: %s", strings.Join(c.Tests, ", "))
+		}
+		n := len(c.Tests) - len(waiting)
+		return condResult{Progress: ratio(float64(n), float64(len(c.Tests))), Reason: fmt.Sprintf("%d of %d pass; waiting for %s", n, len(c.Tests), clip(strings.Join(waiting, ", "), 200))}
+	case condNoProgress:
+		word := firstNonEmpty(s.ProgressWord, "progress")
+		if s.SinceProgress >= c.Iterations {
+			return metResult("stagnation (%d iterations without %s)", s.SinceProgress, word)
+		}
+		return condResult{Progress: ratio(float64(s.SinceProgress), float64(c.Iterations)), Reason: fmt.Sprintf("%d of %d iterations without %s", s.SinceProgress, c.Iterations, word)}
+	case condTaskComplete:
+		if s.TaskComplete {
+			return metResult("task marked complete in %s", statusFile)
+		}
+		return condResult{Reason: "not marked complete"}
+	case condOutputPattern:
+		if c.matches(s.ResultText) {
+			if c.IsRegex {
+				return metResult("output matched /%s/", c.Pattern)
+			}
+			return metResult("output matched %q", c.Pattern)
+		}
+		return condResult{Reason: "not in the last result"}
+	case condFileCreated:
+		if _, err := os.Stat(resolvePath(s.Dir, c.Path)); err == nil {
+			return metResult("%s exists", c.Path)
+		}
+		return condResult{Reason: c.Path + " does not exist"}
+	case condFileContains:
+		found, err := fileContains(resolvePath(s.Dir, c.Path), c.Content)
+		switch {
+		case found:
+			return metResult("%s contains %q", c.Path, c.Content)
+		case errors.Is(err, os.ErrNotExist):
+			return condResult{Reason: c.Path + " does not exist"}
+		case err != nil:
+			return condResult{Reason: fmt.Sprintf("cannot read %s: %v", c.Path, unwrapPathError(err))}
+		}
+		return condResult{Reason: fmt.Sprintf("%s does not contain %q", c.Path, c.Content)}
+	case condOnError:
+		if s.Failed && strings.Contains(s.Error, c.Pattern) {
+			return metResult("iteration failed: %s", clip(s.Error, 300))
+		}
+		if s.Failed {
+			return condResult{Reason: "the error does not match"}
+		}
+		return condResult{Reason: "no error"}
+	case condCustomScript:
+		if s.RunScript == nil {
+			return condResult{Reason: "not run"}
+		}
+		if ok, why := s.RunScript(c); ok {
+			return metResult("%s", why)
+		} else {
+			return condResult{Reason: why}
+		}
+	case condUserSignal:
+		if s.StopRequest != "" {
+			return metResult("stop requested (%s)", s.StopRequest)
+		}
+		return condResult{Reason: "no stop requested"}
+	case condAll:
+		var sum float64
+		var reasons []string
+		all := true
+		for _, sub := range c.Conditions {
+			r := sub.evaluate(s)
+			sum += r.Progress
+			all = all && r.Met
+			reasons = append(reasons, r.Reason)
+		}
+		if all {
+			return metResult("%s", strings.Join(reasons, " and "))
+		}
+		return condResult{Progress: sum / float64(len(c.Conditions)), Reason: strings.Join(reasons, "; ")}
+	case condAny:
+		var best float64
+		var reasons []string
+		for _, sub := range c.Conditions {
+			r := sub.evaluate(s)
+			if r.Met {
+				return r
+			}
+			best = max(best, r.Progress)
+			reasons = append(reasons, r.Reason)
+		}
+		return condResult{Progress: best, Reason: strings.Join(reasons, "; ")}
+	case condNot:
+		r := c.Condition.evaluate(s)
+		if r.Met {
+			return condResult{Reason: r.Reason}
+		}
+		return metResult("not met: %s", r.Reason)
+	}
+	return condResult{Reason: "never met"}
+}
+
+// matches reports whether text holds c's pattern.
+func (c *condition) matches(text string) bool {
+	if c.IsRegex {
+		if c.re == nil {
+			c.re = regexp.MustCompile(c.Pattern) // checked when decoded
+		}
+		return c.re.MatchString(text)
+	}
+	return strings.Contains(text, c.Pattern)
+}
+
+func resolvePath(dir, p string) string {
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// fileContains reports whether the file at path contains s, reading it in
+// pieces so that a huge file costs no more memory than a small one.
+func fileContains(path, s string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	needle := []byte(s)
+	r := bufio.NewReaderSize(f, 64<<10)
+	buf := make([]byte, 0, 64<<10+len(needle))
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if bytes.Contains(buf, needle) {
+			return true, nil
+		}
+		if keep := len(needle) - 1; len(buf) > keep {
+			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// walk calls fn for c and every condition inside it.
+func (c *condition) walk(fn func(*condition)) {
+	fn(c)
+	for _, sub := range c.Conditions {
+		sub.walk(fn)
+	}
+	if c.Condition != nil {
+		c.Condition.walk(fn)
+	}
+}
+
+// stopSet is the run's conditions: the configured ones, those built from
+// flags, and the loop's own.
+type stopSet struct {
+	cfg stopConfig
+	// ordered is every top-level condition in the order they are checked.
+	ordered []groupedCondition
+}
+
+type groupedCondition struct {
+	group string
+	c     *condition
+}
+
+// order sorts the top-level conditions: by group, then by priority, ties
+// in the order they were given.
+func (s *stopSet) order() {
+	s.ordered = s.ordered[:0]
+	for _, g := range groupOrder {
+		list := slices.Clone(s.cfg.group(g))
+		slices.SortStableFunc(list, func(a, b *condition) int { return b.priority() - a.priority() })
+		for _, c := range list {
+			s.ordered = append(s.ordered, groupedCondition{g, c})
+		}
+	}
+}
+
+// uses reports whether any condition, at any depth, has type t.
+func (s *stopSet) uses(t string) bool {
+	found := false
+	for _, gc := range s.ordered {
+		gc.c.walk(func(c *condition) { found = found || c.Type == t })
+	}
+	return found
+}
+
+// stopVerdict is the outcome of evaluating a stopSet.
+type stopVerdict struct {
+	met     *groupedCondition // the condition that ends the run, if any
+	reason  string
+	reports []condReport
+}
+
+// evaluate evaluates every condition against st.
+func (s *stopSet) evaluate(st *condState) stopVerdict {
+	var v stopVerdict
+	for i := range s.ordered {
+		gc := &s.ordered[i]
+		r := gc.c.evaluate(st)
+		v.reports = append(v.reports, condReport{Group: gc.group, Type: gc.c.Type, Condition: gc.c.describe(), Met: r.Met, Progress: r.Progress, Reason: r.Reason})
+		if r.Met && v.met == nil {
+			v.met, v.reason = gc, r.Reason
+		}
+	}
+	return v
+}
+
+// initialReports are the reports before the first evaluation.
+func (s *stopSet) initialReports() []condReport {
+	var out []condReport
+	for _, gc := range s.ordered {
+		out = append(out, condReport{Group: gc.group, Type: gc.c.Type, Condition: gc.c.describe(), Reason: "not evaluated yet"})
+	}
+	return out
+}
+
+// endingFor is the run's ending when gc is met for reason.
+func endingFor(gc *groupedCondition, reason string) ending {
+	switch gc.group {
+	case groupFailure:
+		return ending{code: exitError, reason: "stopped: " + reason, status: statusFailed}
+	case groupSuccess:
+		return ending{code: exitOK, reason: "completed: " + reason, status: statusCompleted}
+	}
+	return ending{code: exitOK, reason: "stopped: " + reason, status: statusStopped}
+}
