@@ -162,20 +162,27 @@ type condition struct {
 
 	re      *regexp.Regexp // output_pattern with is_regex
 	builtin bool           // one of the loop's own stops
-	// at is where the condition was written (nil for conditions built from
-	// flags), for faults found after decoding.
-	at *fileError
+	// at is where the condition was written, and fieldAt where each of its
+	// fields was (nil for conditions built from flags), for faults found
+	// after decoding.
+	at      *fileError
+	fieldAt map[string]*fileError
 }
 
 func (c *condition) priority() int { return condSpecs[c.Type].priority }
 
-// errorf reports a fault in c found after decoding.
-func (c *condition) errorf(format string, args ...any) error {
+// errorf reports a fault in c, or in its field if that is not "", found
+// after decoding.
+func (c *condition) errorf(field, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	if c.at == nil {
+	at := c.at
+	if f, ok := c.fieldAt[field]; ok {
+		at = f
+	}
+	if at == nil {
 		return errors.New(msg)
 	}
-	e := *c.at
+	e := *at
 	e.Msg = msg
 	return &e
 }
@@ -253,9 +260,9 @@ func (c *condition) MarshalJSON() ([]byte, error) {
 // stopConfig is a full stop configuration: the value of --conditions FILE
 // or of the "stop" config key.
 type stopConfig struct {
-	Conditions  []*condition  `json:"conditions"`
-	Success     []*condition  `json:"success"`
-	Failure     []*condition  `json:"failure"`
+	Conditions  []*condition  `json:"conditions,omitempty"`
+	Success     []*condition  `json:"success,omitempty"`
+	Failure     []*condition  `json:"failure,omitempty"`
 	TestCmd     string        `json:"test_cmd,omitempty"`
 	TestTimeout time.Duration `json:"-"`
 }
@@ -270,11 +277,6 @@ func (s *stopConfig) MarshalJSON() ([]byte, error) {
 	}{plain: (*plain)(s)}
 	if s.TestTimeout > 0 {
 		out.TestTimeout = shortDuration(s.TestTimeout)
-	}
-	for _, g := range []*[]*condition{&s.Conditions, &s.Success, &s.Failure} {
-		if *g == nil {
-			*g = []*condition{}
-		}
 	}
 	return json.Marshal(out)
 }
@@ -393,7 +395,7 @@ func (d *condDecoder) condition(n *jsonNode, path string) (*condition, error) {
 		}
 		return nil, d.doc.errorAt(tn, path+".type", "%s", msg)
 	}
-	c := &condition{Type: tn.Str, at: d.doc.errorAt(n, path, "").(*fileError)}
+	c := &condition{Type: tn.Str, at: d.doc.errorAt(n, path, "").(*fileError), fieldAt: map[string]*fileError{}}
 	for _, k := range n.Keys {
 		if k == "type" {
 			continue
@@ -414,6 +416,7 @@ func (d *condDecoder) condition(n *jsonNode, path string) (*condition, error) {
 		if err := d.field(c, spec.fields[i], n.Obj[k], path+"."+k); err != nil {
 			return nil, err
 		}
+		c.fieldAt[k] = d.doc.errorAt(n.Obj[k], path+"."+k, "").(*fileError)
 	}
 	for _, f := range spec.fields {
 		if _, ok := n.Obj[f.name]; !ok && !f.optional {
@@ -602,7 +605,7 @@ func (c *condition) describe() string {
 	case condMaxDuration:
 		return "after " + shortDuration(c.Duration)
 	case condMaxCost:
-		return fmt.Sprintf("once $%.2f is spent", c.USD)
+		return "once " + formatUSD(c.USD) + " is spent"
 	case condFailureStreak:
 		return fmt.Sprintf("after %s in a row", plural(c.Count, "failed iteration"))
 	case condTestFailureStreak:
@@ -649,6 +652,15 @@ func (c *condition) describe() string {
 		return "never"
 	}
 	return c.Type
+}
+
+// formatUSD formats an amount with two to four decimals: $2.00, $0.025.
+func formatUSD(x float64) string {
+	s := strings.TrimRight(strconv.FormatFloat(x, 'f', 4, 64), "0")
+	if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 < 2 {
+		s += strings.Repeat("0", 2-(len(s)-i-1))
+	}
+	return "$" + s
 }
 
 // plural is "1 iteration", "2 iterations".
@@ -715,17 +727,17 @@ func (c *condition) evaluate(s *condState) condResult {
 		return condResult{Progress: ratio(float64(s.Elapsed), float64(c.Duration)), Reason: fmt.Sprintf("%s of %s", roundDuration(s.Elapsed), shortDuration(c.Duration))}
 	case condMaxCost:
 		if s.Cost >= c.USD {
-			return metResult("max cost reached ($%.2f of $%.2f)", s.Cost, c.USD)
+			return metResult("max cost reached (%s of %s)", formatUSD(s.Cost), formatUSD(c.USD))
 		}
-		return condResult{Progress: ratio(s.Cost, c.USD), Reason: fmt.Sprintf("$%.2f of $%.2f", s.Cost, c.USD)}
+		return condResult{Progress: ratio(s.Cost, c.USD), Reason: fmt.Sprintf("%s of %s", formatUSD(s.Cost), formatUSD(c.USD))}
 	case condFailureStreak:
 		if s.FailStreak >= c.Count {
-			return metResult("%d consecutive failed iterations", s.FailStreak)
+			return metResult("%s", plural(s.FailStreak, "consecutive failed iteration"))
 		}
 		return condResult{Progress: ratio(float64(s.FailStreak), float64(c.Count)), Reason: fmt.Sprintf("%d of %d failed iterations in a row", s.FailStreak, c.Count)}
 	case condTestFailureStreak:
 		if s.TestFailStreak >= c.Count {
-			return metResult("%d consecutive failing test runs", s.TestFailStreak)
+			return metResult("%s", plural(s.TestFailStreak, "consecutive failing test run"))
 		}
 		return condResult{Progress: ratio(float64(s.TestFailStreak), float64(c.Count)), Reason: fmt.Sprintf("%d of %d failing test runs in a row", s.TestFailStreak, c.Count)}
 	case condAllTestsPass:

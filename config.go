@@ -409,7 +409,7 @@ func displayValue(key *configKey, v any) string {
 		b, _ := json.Marshal(x)
 		return string(b)
 	case *conditionsValue:
-		b, _ := json.Marshal(x.node.Value())
+		b, _ := json.Marshal(x.cfg)
 		return string(b)
 	}
 	return fmt.Sprint(v)
@@ -423,7 +423,7 @@ func jsonValue(key *configKey, v any) any {
 			return redactURL(x)
 		}
 	case *conditionsValue:
-		return x.node.Value()
+		return x.cfg
 	}
 	return v
 }

@@ -20,8 +20,9 @@ package main
 //	error-result TEXT    an error result (is_error true) with result TEXT
 //	bigline N            an assistant text event of N bytes
 //	stderr TEXT          print TEXT to stderr
-//	write FILE TEXT      write TEXT (with \n escapes) to FILE
+//	write FILE TEXT      write TEXT (with \n escapes) to FILE, making its directory
 //	touch FILE           create FILE
+//	rm FILE              remove FILE
 //	pid FILE             write the fake's pid to FILE
 //	ppid FILE            write its parent's (claude-iterate's) pid to FILE
 //	wait-file FILE       block until FILE exists (the test's go-ahead)
@@ -148,9 +149,12 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 		fmt.Fprintln(os.Stderr, arg)
 	case "write":
 		file, text, _ := strings.Cut(arg, " ")
+		os.MkdirAll(filepath.Dir(file), 0o755)
 		os.WriteFile(file, []byte(strings.ReplaceAll(text, `\n`, "\n")), 0o644)
 	case "touch":
 		os.WriteFile(arg, nil, 0o644)
+	case "rm":
+		os.Remove(arg)
 	case "pid":
 		os.WriteFile(arg, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	case "ppid":

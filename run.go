@@ -533,11 +533,11 @@ func (r *runner) buildStops() error {
 			switch c.Type {
 			case condAllTestsPass, condSpecificTestsPass, condTestFailureStreak:
 				if cfg.TestCmd == "" {
-					fault = &inputError{c.errorf("%s needs a test command: give --test-cmd CMD, or \"test_cmd\" next to \"%s\"", c.Type, gc.group)}
+					fault = &inputError{c.errorf("", "%s needs a test command: give --test-cmd CMD, or \"test_cmd\" next to \"%s\"", c.Type, gc.group)}
 				}
 			case condCustomScript:
 				if err := checkScript(resolvePath(r.env.projectRoot, c.Script)); err != nil {
-					fault = &inputError{c.errorf("script %s: %v", c.Script, err)}
+					fault = &inputError{c.errorf("script", "%s: %v", c.Script, err)}
 				}
 			}
 		})

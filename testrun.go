@@ -250,7 +250,11 @@ func (r *runner) runTests() *testResults {
 	if t.runFailed() {
 		mark = "✗"
 	}
-	r.con.progressf("%s Tests: %s (%s) in %s", mark, t.summary(), t.Format, roundDuration(cr.elapsed))
+	if t.Err != "" {
+		r.con.progressf("%s Tests: %s", mark, t.summary())
+	} else {
+		r.con.progressf("%s Tests: %s (%s) in %s", mark, t.summary(), t.Format, roundDuration(cr.elapsed))
+	}
 	r.log.printf("TESTS: %s (%s)", t.summary(), t.Format)
 	r.log.Flush()
 	return t
