@@ -786,7 +786,10 @@ func (c *condition) evaluate(s *condState) condResult {
 			}
 			return metResult("output matched %q", c.Pattern)
 		}
-		return condResult{Reason: "not in the last result"}
+		if c.IsRegex {
+			return condResult{Reason: fmt.Sprintf("no match for /%s/ in the last result", clip(c.Pattern, 40))}
+		}
+		return condResult{Reason: fmt.Sprintf("no %q in the last result", clip(c.Pattern, 40))}
 	case condFileCreated:
 		if _, err := os.Stat(resolvePath(s.Dir, c.Path)); err == nil {
 			return metResult("%s exists", c.Path)

@@ -66,7 +66,7 @@ func TestConditionEvaluate(t *testing.T) {
 		{"task_complete", `{"type":"task_complete"}`, condState{TaskComplete: true}, true, 1, "task marked complete in .status.json"},
 		{"task_complete not", `{"type":"task_complete"}`, condState{}, false, 0, "not marked complete"},
 		{"output_pattern literal", `{"type":"output_pattern","pattern":"<promise>COMPLETE</promise>"}`, condState{ResultText: "done <promise>COMPLETE</promise>"}, true, 1, `output matched "<promise>COMPLETE</promise>"`},
-		{"output_pattern literal is not a regex", `{"type":"output_pattern","pattern":"a.c"}`, condState{ResultText: "abc"}, false, 0, "not in the last result"},
+		{"output_pattern literal is not a regex", `{"type":"output_pattern","pattern":"a.c"}`, condState{ResultText: "abc"}, false, 0, `no "a.c" in the last result`},
 		{"output_pattern regex", `{"type":"output_pattern","pattern":"^ALL \\d+ DONE$","is_regex":true}`, condState{ResultText: "ALL 12 DONE"}, true, 1, `output matched /^ALL \d+ DONE$/`},
 		{"file_created", `{"type":"file_created","path":"DONE"}`, condState{Dir: dir}, true, 1, "DONE exists"},
 		{"file_created missing", `{"type":"file_created","path":"NOPE"}`, condState{Dir: dir}, false, 0, "NOPE does not exist"},

@@ -99,14 +99,6 @@ type configLayer struct {
 	values map[string]any
 }
 
-// conditionsValue is the "stop" key: kept with its file so that the
-// conditions parser can report faults at their position.
-type conditionsValue struct {
-	doc  *jsonDoc
-	node *jsonNode
-	cfg  *stopConfig
-}
-
 // settings is the effective configuration.
 type settings struct {
 	values  map[string]any
@@ -343,7 +335,7 @@ func parseConfigValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 		if err != nil {
 			return nil, &inputError{err}
 		}
-		return &conditionsValue{doc: doc, node: v, cfg: cfg}, nil
+		return cfg, nil
 	}
 	panic("unreachable")
 }
@@ -408,8 +400,8 @@ func displayValue(key *configKey, v any) string {
 	case []string:
 		b, _ := json.Marshal(x)
 		return string(b)
-	case *conditionsValue:
-		b, _ := json.Marshal(x.cfg)
+	case *stopConfig:
+		b, _ := json.Marshal(x)
 		return string(b)
 	}
 	return fmt.Sprint(v)
@@ -422,8 +414,8 @@ func jsonValue(key *configKey, v any) any {
 		if key.kind == kindURL {
 			return redactURL(x)
 		}
-	case *conditionsValue:
-		return x.cfg
+	case *stopConfig:
+		return x
 	}
 	return v
 }

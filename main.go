@@ -119,7 +119,9 @@ Examples:
   claude-iterate init demo --instructions TASK.md
   claude-iterate run demo
   claude-iterate run demo --dry-run          # the whole loop with a built-in mock agent
-  claude-iterate run --prompt PROMPT.md -m 10       # ralph mode: PROMPT.md verbatim each iteration
+  claude-iterate run demo --test-cmd 'go test ./...' --until-tests-pass
+  claude-iterate run --prompt PROMPT.md --until-output '<promise>COMPLETE</promise>' -m 10
+                                             # ralph mode: PROMPT.md verbatim each iteration
 
 Run 'claude-iterate help <command>' for more about a command.
 `

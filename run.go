@@ -151,12 +151,12 @@ type runOptions struct {
 	interruptGrace                                   durationFlag
 
 	// Stop conditions.
-	maxCost                                       usdFlag
-	untilOutput, untilRegex, untilFile, testCmd   stringFlag
-	conditions                                    stringFlag
-	untilTestsPass                                bool
-	maxTestFailures                               countFlag
-	testTimeout                                   durationFlag
+	maxCost                                     usdFlag
+	untilOutput, untilRegex, untilFile, testCmd stringFlag
+	conditions                                  stringFlag
+	untilTestsPass                              bool
+	maxTestFailures                             countFlag
+	testTimeout                                 durationFlag
 }
 
 func parseRunFlags(args []string) (*runOptions, []string, error) {
@@ -321,12 +321,12 @@ type runner struct {
 	testFailStreak int
 	lastTests      *testResults
 	cost           float64
-	suspended    time.Duration
-	stopSource   string // "keyboard" or "file" while a stop is requested
-	lastStopPoll time.Time
-	statusWarned bool
-	interruptSig os.Signal
-	systemPrompt string
+	suspended      time.Duration
+	stopSource     string // "keyboard" or "file" while a stop is requested
+	lastStopPoll   time.Time
+	statusWarned   bool
+	interruptSig   os.Signal
+	systemPrompt   string
 }
 
 // ending is how a run ends.
@@ -474,8 +474,8 @@ func (r *runner) buildStops() error {
 			return &inputError{err}
 		}
 		cfg = *c
-	} else if cv, ok := r.cfg.values["stop"].(*conditionsValue); ok {
-		cfg = *cv.cfg
+	} else if c, ok := r.cfg.values["stop"].(*stopConfig); ok {
+		cfg = *c
 	}
 	// The lists are appended to below: never into the config's arrays.
 	cfg.Conditions, cfg.Success, cfg.Failure = slices.Clone(cfg.Conditions), slices.Clone(cfg.Success), slices.Clone(cfg.Failure)
@@ -815,10 +815,24 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 		r.log.printf("  [%s] %s: %.0f%%, %s", c.Group, c.Condition, c.Progress*100, c.Reason)
 	}
 	if v.met == nil {
+		r.showConditions(v.reports)
 		return nil
 	}
 	end := endingFor(v.met, v.reason)
 	return &end
+}
+
+// showConditions prints where the conditions the user gave stand.
+func (r *runner) showConditions(reports []condReport) {
+	var parts []string
+	for i, gc := range r.stops.ordered {
+		if !gc.c.builtin && i < len(reports) {
+			parts = append(parts, fmt.Sprintf("%s (%.0f%%)", reports[i].Reason, reports[i].Progress*100))
+		}
+	}
+	if len(parts) > 0 {
+		r.con.progressf("  Conditions: %s", clip(strings.Join(parts, " · "), 400))
+	}
 }
 
 func (r *runner) saveMetadata() {
