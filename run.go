@@ -524,6 +524,11 @@ func (r *runner) buildStops() error {
 
 	r.stops = stopSet{cfg: cfg}
 	r.stops.order()
+	for _, gc := range r.stops.ordered {
+		if gc.c.Type == condMaxIterations && gc.group == groupConditions {
+			r.maxIterations = min(r.maxIterations, gc.c.Count) // for "Iteration 2/5"
+		}
+	}
 	var fault error
 	for _, gc := range r.stops.ordered {
 		gc.c.walk(func(c *condition) {

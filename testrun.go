@@ -198,7 +198,16 @@ func (r *runner) runChild(name string, spec agentSpec, timeout time.Duration, on
 		defer close(a.streamDone)
 		defer a.stdoutR.Close()
 		lr := newLineReader(&touchReader{r: a.stdoutR, t: &a.lastOutput}, 1<<20)
+		flush := func() {
+			if fl, ok := out.(interface{ Flush() }); ok {
+				fl.Flush()
+			}
+		}
+		defer flush()
 		for {
+			if lr.r.Buffered() == 0 {
+				flush() // the next read may block: show what came so far
+			}
 			line, skipped, err := lr.next()
 			if err != nil {
 				return
@@ -219,9 +228,6 @@ func (r *runner) runChild(name string, spec agentSpec, timeout time.Duration, on
 	a.name, a.timeout = name, timeout
 	res := r.supervise(a)
 	r.endAgent(a, res)
-	if fl, ok := out.(interface{ Flush() }); ok {
-		fl.Flush()
-	}
 	cr := childResult{elapsed: time.Since(started) - res.suspended}
 	var o iterationOutcome
 	o.finish(a.waitErr, "")
