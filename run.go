@@ -504,6 +504,9 @@ func (r *runner) buildStops() error {
 		}
 		cfg.Success = append(cfg.Success, &condition{Type: condAllTestsPass})
 	}
+	if opts.testTimeout.set && cfg.TestCmd == "" {
+		return usagef("--test-timeout needs a test command: add --test-cmd CMD")
+	}
 	if opts.maxTestFailures.set {
 		if cfg.TestCmd == "" {
 			return usagef("--max-test-failures needs a test command: add --test-cmd CMD")
