@@ -949,15 +949,6 @@ func (s *stopSet) order() {
 	}
 }
 
-// uses reports whether any condition, at any depth, has type t.
-func (s *stopSet) uses(t string) bool {
-	found := false
-	for _, gc := range s.ordered {
-		gc.c.walk(func(c *condition) { found = found || c.Type == t })
-	}
-	return found
-}
-
 // stopVerdict is the outcome of evaluating a stopSet.
 type stopVerdict struct {
 	met     *groupedCondition // the condition that ends the run, if any
