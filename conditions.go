@@ -890,6 +890,9 @@ func fileContains(path, s string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false, errors.New("not a regular file") // a fifo or /dev/zero would never end
+	}
 	needle := []byte(s)
 	r := bufio.NewReaderSize(f, 64<<10)
 	buf := make([]byte, 0, 64<<10+len(needle))

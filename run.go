@@ -770,7 +770,7 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 		m.FailedIterations++
 	}
 	ts, warn := readTaskStatus(r.ws)
-	if warn != nil && ts.Source != statusFile && !r.statusWarned {
+	if warn != nil && ts.Source != statusFile && !r.statusWarned && !r.ws.Ralph {
 		r.statusWarned = true
 		r.con.noticef("warning: %v; progress falls back to %s", warn, firstNonEmpty(ts.Source, "nothing"))
 		r.log.printf("WARNING: %v", warn)

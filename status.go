@@ -178,7 +178,7 @@ func runStatus(env *cliEnv, args []string) error {
 	if ts.HasProgress {
 		r.Progress = &progressRep{ts.Completed, ts.Total}
 	}
-	if warn != nil && ts.Source != statusFile && m.Iterations > 0 {
+	if warn != nil && ts.Source != statusFile && m.Iterations > 0 && !w.Ralph {
 		r.Warning = warn.Error()
 	}
 	if *asJSON {
