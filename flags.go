@@ -188,3 +188,24 @@ func (f *usdFlag) Set(s string) error {
 	f.usd, f.set = x, true
 	return nil
 }
+
+// listFlag is a flag.Value that may be given many times; each value must be
+// non-empty and pass check, if set.
+type listFlag struct {
+	vals  []string
+	check func(string) error
+}
+
+func (f *listFlag) String() string { return strings.Join(f.vals, ", ") }
+func (f *listFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty")
+	}
+	if f.check != nil {
+		if err := f.check(s); err != nil {
+			return err
+		}
+	}
+	f.vals = append(f.vals, s)
+	return nil
+}

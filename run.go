@@ -60,6 +60,7 @@ Stop conditions (checked after each iteration; see Conditions below):
                               contains TEXT (e.g. '<promise>COMPLETE</promise>')
   --until-regex RE            complete when the final result matches RE
   --until-file PATH           complete when PATH exists
+                              (each --until-* may be repeated: any one completes)
   --test-cmd CMD              run CMD (with sh -c) after each iteration
   --until-tests-pass          complete when every test of --test-cmd passes
   --max-test-failures N       end the run (exit 1) after N failing test runs
@@ -151,12 +152,12 @@ type runOptions struct {
 	interruptGrace                                   durationFlag
 
 	// Stop conditions.
-	maxCost                                     usdFlag
-	untilOutput, untilRegex, untilFile, testCmd stringFlag
-	conditions                                  stringFlag
-	untilTestsPass                              bool
-	maxTestFailures                             countFlag
-	testTimeout                                 durationFlag
+	maxCost                            usdFlag
+	untilOutput, untilRegex, untilFile listFlag // each may be repeated
+	testCmd, conditions                stringFlag
+	untilTestsPass                     bool
+	maxTestFailures                    countFlag
+	testTimeout                        durationFlag
 }
 
 func parseRunFlags(args []string) (*runOptions, []string, error) {
@@ -186,6 +187,12 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.interruptGrace, "interrupt-grace", "")
 	fs.BoolVar(&o.noKeyboard, "no-keyboard", false, "")
 	fs.Var(&o.maxCost, "max-cost", "")
+	o.untilRegex.check = func(s string) error {
+		if _, err := regexp.Compile(s); err != nil {
+			return errors.New(regexpErrorText(err))
+		}
+		return nil
+	}
 	fs.Var(&o.untilOutput, "until-output", "")
 	fs.Var(&o.untilRegex, "until-regex", "")
 	fs.Var(&o.untilFile, "until-file", "")
@@ -201,14 +208,9 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	for _, f := range []struct {
 		name string
 		v    stringFlag
-	}{{"--until-output", o.untilOutput}, {"--until-regex", o.untilRegex}, {"--until-file", o.untilFile}, {"--test-cmd", o.testCmd}, {"--conditions", o.conditions}} {
+	}{{"--test-cmd", o.testCmd}, {"--conditions", o.conditions}} {
 		if f.v.set && strings.TrimSpace(f.v.s) == "" {
 			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
-		}
-	}
-	if o.untilRegex.set {
-		if _, err := regexp.Compile(o.untilRegex.s); err != nil {
-			return nil, nil, usagef("invalid value %q for flag --until-regex: %s", o.untilRegex.s, regexpErrorText(err))
 		}
 	}
 	for _, f := range []struct {
@@ -489,14 +491,14 @@ func (r *runner) buildStops() error {
 	if opts.maxCost.set {
 		cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxCost, USD: opts.maxCost.usd})
 	}
-	if opts.untilOutput.set {
-		cfg.Success = append(cfg.Success, &condition{Type: condOutputPattern, Pattern: opts.untilOutput.s})
+	for _, p := range opts.untilOutput.vals {
+		cfg.Success = append(cfg.Success, &condition{Type: condOutputPattern, Pattern: p})
 	}
-	if opts.untilRegex.set {
-		cfg.Success = append(cfg.Success, &condition{Type: condOutputPattern, Pattern: opts.untilRegex.s, IsRegex: true, re: regexp.MustCompile(opts.untilRegex.s)})
+	for _, p := range opts.untilRegex.vals {
+		cfg.Success = append(cfg.Success, &condition{Type: condOutputPattern, Pattern: p, IsRegex: true, re: regexp.MustCompile(p)})
 	}
-	if opts.untilFile.set {
-		cfg.Success = append(cfg.Success, &condition{Type: condFileCreated, Path: opts.untilFile.s})
+	for _, p := range opts.untilFile.vals {
+		cfg.Success = append(cfg.Success, &condition{Type: condFileCreated, Path: p})
 	}
 	if opts.untilTestsPass {
 		if cfg.TestCmd == "" {
