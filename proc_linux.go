@@ -5,10 +5,10 @@ package main
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // agentSysProcAttr puts the agent in its own process group and kills it if
@@ -84,20 +84,19 @@ func raiseHere(sig syscall.Signal) {
 	syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), sig)
 }
 
-// hasChildren reports whether this process has any child process. Every
-// live descendant is below a child, so without children there is nothing to
-// sweep and the scan of /proc can be skipped. When the kernel does not list
-// children (no CONFIG_PROC_CHILDREN), it answers true.
+// hasChildren reports whether this process has any child process, live or
+// zombie. Every live descendant is below a child (the tool is a subreaper),
+// so without children there is nothing to sweep and the scan of /proc can be
+// skipped. It asks waitid with WNOWAIT, which reaps nothing: ECHILD means no
+// children; any other answer (including an error) means there may be some.
 func hasChildren() bool {
-	tasks, err := filepath.Glob("/proc/self/task/*/children")
-	if err != nil || len(tasks) == 0 {
-		return true
-	}
-	for _, t := range tasks {
-		data, err := os.ReadFile(t)
-		if err != nil || len(bytes.TrimSpace(data)) > 0 {
-			return true
-		}
-	}
-	return false
+	const (
+		pAll    = 0
+		wNoWait = 0x01000000
+		wAll    = 0x40000000 // __WALL: children of any kind
+	)
+	var info [128]byte // siginfo_t
+	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])),
+		syscall.WEXITED|syscall.WSTOPPED|syscall.WCONTINUED|syscall.WNOHANG|wNoWait|wAll, 0, 0)
+	return errno != syscall.ECHILD
 }
