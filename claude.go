@@ -170,43 +170,53 @@ func startChild(spec agentSpec, readOut func(a *agent), stderrLog io.Writer) (*a
 	return a, nil
 }
 
-// readStream decodes stdout until EOF.
-func (a *agent) readStream(transcript io.Writer) {
+// readLines reads the child's stdout line by line until EOF, then closes
+// streamDone. each gets every line, or (line nil) the size of one over max;
+// out is flushed whenever the next read may block, so that what came so far
+// shows at once.
+func (a *agent) readLines(out io.Writer, max int, each func(line []byte, skipped int64)) {
 	defer close(a.streamDone)
 	defer a.stdoutR.Close()
-	f := newFormatter(transcript)
-	lr := newLineReader(&touchReader{r: a.stdoutR, t: &a.lastOutput}, maxLineBytes)
+	lr := newLineReader(&touchReader{r: a.stdoutR, t: &a.lastOutput}, max)
 	flush := func() {
-		if fl, ok := transcript.(interface{ Flush() }); ok {
+		if fl, ok := out.(interface{ Flush() }); ok {
 			fl.Flush()
 		}
 	}
 	defer flush()
 	for {
 		if lr.r.Buffered() == 0 {
-			flush() // the next read may block: show what came so far
+			flush()
 		}
 		line, skipped, err := lr.next()
 		if err != nil {
 			return
 		}
+		each(line, skipped)
+	}
+}
+
+// readStream decodes stdout until EOF.
+func (a *agent) readStream(transcript io.Writer) {
+	f := newFormatter(transcript)
+	a.readLines(transcript, maxLineBytes, func(line []byte, skipped int64) {
 		if skipped > 0 {
 			a.outcome.skipped++
 			fmt.Fprintf(transcript, "[stream-json line of %d bytes skipped: over the %d MiB limit]\n", skipped, maxLineBytes>>20)
-			continue
+			return
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+			return
 		}
 		e, err := decodeEvent(line)
 		if err != nil {
 			a.outcome.malformed++
 			fmt.Fprintf(transcript, "[malformed stream-json line (%v): %s]\n", err, clip(string(line), 200))
-			continue
+			return
 		}
 		a.outcome.observe(e, a)
 		formatSafely(f, e, line, transcript)
-	}
+	})
 }
 
 // formatSafely formats one event; a bug that panics on some input costs
@@ -332,13 +342,20 @@ func (o *iterationOutcome) observe(e *streamEvent, a *agent) {
 // finish records the process's exit.
 func (o *iterationOutcome) finish(waitErr error, stderrTail string) {
 	o.stderrTail = stderrTail
+	o.exitCode, o.exitSignal = childExit(waitErr)
+}
+
+// childExit decodes a child's wait error: its exit code (-1 when a signal
+// ended it) and, then, the signal ("signal: killed").
+func childExit(waitErr error) (code int, signal string) {
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) {
-		o.exitCode = ee.ExitCode()
-		if ee.ExitCode() < 0 {
-			o.exitSignal = ee.String()
+		code = ee.ExitCode()
+		if code < 0 {
+			signal = ee.String()
 		}
 	}
+	return code, signal
 }
 
 // failed reports whether the iteration is a failed one, and why.

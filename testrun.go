@@ -195,32 +195,16 @@ func (r *runner) runChild(name string, spec agentSpec, timeout time.Duration, on
 	out := r.con.transcript(r.log)
 	started := time.Now()
 	a, err := startChild(spec, func(a *agent) {
-		defer close(a.streamDone)
-		defer a.stdoutR.Close()
-		lr := newLineReader(&touchReader{r: a.stdoutR, t: &a.lastOutput}, 1<<20)
-		flush := func() {
-			if fl, ok := out.(interface{ Flush() }); ok {
-				fl.Flush()
-			}
-		}
-		defer flush()
-		for {
-			if lr.r.Buffered() == 0 {
-				flush() // the next read may block: show what came so far
-			}
-			line, skipped, err := lr.next()
-			if err != nil {
-				return
-			}
+		a.readLines(out, 1<<20, func(line []byte, skipped int64) {
 			if skipped > 0 {
 				fmt.Fprintf(out, "[output line of %d bytes skipped]\n", skipped)
-				continue
+				return
 			}
 			fmt.Fprintf(out, "%s\n", line)
 			if onLine != nil {
 				onLine(line)
 			}
-		}
+		})
 	}, nil)
 	if err != nil {
 		return childResult{exitCode: -1, err: fmt.Sprintf("cannot start %s: %v", name, unwrapPathError(err)), elapsed: time.Since(started)}
@@ -229,16 +213,15 @@ func (r *runner) runChild(name string, spec agentSpec, timeout time.Duration, on
 	res := r.supervise(a)
 	r.endAgent(a, res)
 	cr := childResult{elapsed: time.Since(started) - res.suspended}
-	var o iterationOutcome
-	o.finish(a.waitErr, "")
-	cr.exitCode = o.exitCode
+	code, signal := childExit(a.waitErr)
+	cr.exitCode = code
 	switch {
 	case r.interruptSig != nil:
 		cr.err = "interrupted"
 	case res.hang != "":
 		cr.err = res.hang
-	case o.exitSignal != "":
-		cr.err = name + " " + o.exitSignal
+	case signal != "":
+		cr.err = name + " " + signal
 	}
 	return cr
 }
