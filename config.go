@@ -420,10 +420,9 @@ func jsonValue(key *configKey, v any) any {
 	return v
 }
 
-var configCommand = &command{
-	name:    "config",
-	summary: "show the effective configuration and where each value comes from",
-	usage: `Usage: claude-iterate config [<workspace>] [--json]
+// configUsageFormat is the manual of the config command, less its list of
+// keys (%s).
+const configUsageFormat = `Usage: claude-iterate config [<workspace>] [--json]
 
 Shows every configuration key with its effective value and the layer it
 comes from. Layers, highest first:
@@ -447,16 +446,15 @@ Keys:
 Examples:
   claude-iterate config
   claude-iterate config demo --json
-`,
-}
+`
 
-func init() {
+// configUsage is the manual of the config command, with every key.
+func configUsage() string {
 	var b strings.Builder
 	for _, k := range configKeys {
 		fmt.Fprintf(&b, "  %s\n      %s\n", k.name, k.doc)
 	}
-	configCommand.usage = fmt.Sprintf(configCommand.usage, b.String())
-	configCommand.run = runConfig
+	return fmt.Sprintf(configUsageFormat, b.String())
 }
 
 func runConfig(env *cliEnv, args []string) error {

@@ -21,6 +21,9 @@ const defaultLimitWait = 5 * time.Minute
 // limitMargin is added to a reset time: the limit lifts at, not before, it.
 const limitMargin = time.Minute
 
+// limitMarginEnv overrides limitMargin (a Go duration); tests shorten it.
+const limitMarginEnv = "CLAUDE_ITERATE_LIMIT_MARGIN"
+
 var (
 	limitEpochRE = regexp.MustCompile(`(?i)usage limit reached\|(\d{9,12})`)
 	limitHitRE   = regexp.MustCompile(`(?i)hit your [^·\n]*limit\s*·\s*resets\s+([^\n]+)`)

@@ -82,7 +82,7 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("status: bad exit status %q", args[0])
 	}
-	got := exitStatus(ts.Exec(args[1], args[2:]...))
+	got := shellStatus(ts.Exec(args[1], args[2:]...))
 	if got < 0 {
 		ts.Fatalf("status: running %s: %v", args[1], err)
 	}
@@ -91,9 +91,9 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// exitStatus maps a command's error to a shell-style status: 128+n for a
+// shellStatus maps a command's error to a shell-style status: 128+n for a
 // death by signal n, -1 when it did not run.
-func exitStatus(err error) int {
+func shellStatus(err error) int {
 	if err == nil {
 		return 0
 	}

@@ -2,6 +2,10 @@
 
 package main
 
+// This file holds the macOS part of process control: how a child is
+// started, becoming the child subreaper, listing processes, raising a signal
+// on the calling thread, and asking whether any child exists.
+
 import (
 	"os/exec"
 	"strconv"
@@ -10,20 +14,15 @@ import (
 	"time"
 )
 
-// agentSysProcAttr puts the agent in its own process group. macOS has no
-// parent-death signal: a SIGKILLed tool leaves the agent running.
-func agentSysProcAttr() *syscall.SysProcAttr {
+// childSysProcAttr puts a child in its own process group. macOS has no
+// parent-death signal: a SIGKILLed tool leaves the child running.
+func childSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
 // becomeSubreaper is unavailable on macOS; the sweep then covers the
 // descendants recorded before a kill, and the group kill the rest.
 func becomeSubreaper() error { return nil }
-
-type procInfo struct {
-	pid, ppid, pgid int
-	state           byte
-}
 
 // listProcs asks ps, as macOS has no /proc.
 func listProcs() []procInfo {

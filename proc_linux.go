@@ -2,6 +2,10 @@
 
 package main
 
+// This file holds the Linux part of process control: how a child is
+// started, becoming the child subreaper, listing processes, raising a signal
+// on the calling thread, and asking whether any child exists.
+
 import (
 	"bytes"
 	"os"
@@ -11,10 +15,10 @@ import (
 	"unsafe"
 )
 
-// agentSysProcAttr puts the agent in its own process group and kills it if
-// the thread that started it exits (see startAgent for why that thread lives
-// until the agent is reaped).
-func agentSysProcAttr() *syscall.SysProcAttr {
+// childSysProcAttr puts a child in its own process group and kills it if
+// the thread that started it exits (see startChild for why that thread lives
+// until the child is reaped).
+func childSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
@@ -29,12 +33,6 @@ func becomeSubreaper() error {
 		return errno
 	}
 	return nil
-}
-
-// procInfo is what the sweep needs of a process.
-type procInfo struct {
-	pid, ppid, pgid int
-	state           byte
 }
 
 // listProcs reads every process's parent, group and state from /proc.

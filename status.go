@@ -15,10 +15,8 @@ import (
 	"time"
 )
 
-var listCommand = &command{
-	name:    "list",
-	summary: "list workspaces with status, iterations and progress",
-	usage: `Usage: claude-iterate list
+// listUsage is the manual of the list command.
+const listUsage = `Usage: claude-iterate list
 
 Lists the workspaces under the workspaces directory (claude-iterate/workspaces
 by default, see 'claude-iterate config'), and a ralph-mode run's state in the
@@ -28,13 +26,10 @@ SIGKILL, or a crash).
 
 Example:
   claude-iterate list
-`,
-}
+`
 
-var statusCommand = &command{
-	name:    "status",
-	summary: "show one workspace in detail, including why its last run stopped",
-	usage: `Usage: claude-iterate status [<workspace>] [--json]
+// statusUsage is the manual of the status command.
+const statusUsage = `Usage: claude-iterate status [<workspace>] [--json]
 
 Shows a workspace: mode, status, iterations, progress (.status.json, or
 TODO.md's checklist), the agent's summary, whether a stop is requested, why
@@ -47,13 +42,7 @@ Options:
 Examples:
   claude-iterate status demo
   claude-iterate status ./tasks/refactor --json
-`,
-}
-
-func init() {
-	listCommand.run = runList
-	statusCommand.run = runStatus
-}
+`
 
 func runList(env *cliEnv, args []string) error {
 	fs := newFlagSet("list")

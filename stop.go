@@ -14,10 +14,8 @@ import (
 	"time"
 )
 
-var stopCommand = &command{
-	name:    "stop",
-	summary: "ask a run to stop after its current iteration",
-	usage: `Usage: claude-iterate stop [<workspace>] [--cancel]
+// stopUsage is the manual of the stop command.
+const stopUsage = `Usage: claude-iterate stop [<workspace>] [--cancel]
 
 Asks the run of a workspace to stop after its current iteration, by creating
 <workspace>/.stop (the same as pressing s in the run's terminal, or touch-ing
@@ -33,10 +31,7 @@ Examples:
   claude-iterate stop demo
   claude-iterate stop demo --cancel
   claude-iterate stop                # the ralph-mode run in this directory
-`,
-}
-
-func init() { stopCommand.run = runStop }
+`
 
 func runStop(env *cliEnv, args []string) error {
 	fs := newFlagSet("stop")
@@ -114,4 +109,65 @@ func removeStopFile(path string) (bool, error) {
 func stopFileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// stopFilePollInterval is how often a running run looks for the stop file,
+// so that the request shows within a second; it is always checked at an
+// iteration's end too.
+const stopFilePollInterval = time.Second
+
+// Sources of a stop request.
+const (
+	stopByKeyboard = "keyboard"
+	stopByFile     = "file"
+)
+
+// stopRequest is a run's graceful-stop state.
+type stopRequest struct {
+	path string // the workspace's stop file
+	// source is stopByKeyboard or stopByFile while a stop is requested,
+	// else "".
+	source   string
+	lastPoll time.Time
+	// changed is told of every change, to show and log it.
+	changed func(source string)
+}
+
+// poll notices the stop file appearing or disappearing, at most once per
+// stopFilePollInterval unless now is set.
+func (s *stopRequest) poll(now bool) {
+	if !now && time.Since(s.lastPoll) < stopFilePollInterval {
+		return
+	}
+	s.lastPoll = time.Now()
+	exists := stopFileExists(s.path)
+	switch {
+	case exists && s.source == "":
+		s.set(stopByFile)
+	case !exists && s.source == stopByFile:
+		s.set("")
+	}
+}
+
+// key handles a key press: s or S toggles the request, cancelling a file's
+// request by deleting the file.
+func (s *stopRequest) key(k byte) {
+	if k != 's' && k != 'S' {
+		return
+	}
+	if s.source == "" {
+		s.set(stopByKeyboard)
+		return
+	}
+	if s.source == stopByFile {
+		removeStopFile(s.path)
+	}
+	s.set("")
+}
+
+func (s *stopRequest) set(source string) {
+	s.source = source
+	if s.changed != nil {
+		s.changed(source)
+	}
 }

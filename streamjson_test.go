@@ -200,7 +200,9 @@ func replayFixture(t testing.TB, path string) *iterationOutcome {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return replayReader(f, io.Discard)
+	o := &iterationOutcome{}
+	decodeStream(f, io.Discard, o, nil)
+	return o
 }
 
 // FuzzStreamJSON feeds arbitrary lines to the decoder and formatter: they
@@ -221,14 +223,14 @@ func FuzzStreamJSON(f *testing.F) {
 	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"TodoWrite","input":{"todos":"x"}}]}}`))
 	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":[{"type":"image"}]}]}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		a := &agent{}
+		o := &iterationOutcome{}
 		fm := newFormatter(io.Discard)
 		if e, err := decodeEvent(line); err == nil {
-			a.outcome.observe(e, a)
+			o.observe(e)
 			fm.format(e, line)
-			a.outcome.failed()
-			a.outcome.fatal()
-			a.outcome.usageLimit(time.Now())
+			o.failed()
+			o.fatal()
+			o.usageLimit(time.Now())
 		}
 		lr := newLineReader(bytes.NewReader(line), 64)
 		n := 0
@@ -268,31 +270,12 @@ func BenchmarkStreamJSON(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		o := replayReader(bytes.NewReader(data), io.Discard)
+		o := &iterationOutcome{}
+		decodeStream(bytes.NewReader(data), io.Discard, o, nil)
 		if o.events == 0 {
 			b.Fatal("no events")
 		}
 	}
-}
-
-func replayReader(r io.Reader, w io.Writer) *iterationOutcome {
-	a := &agent{}
-	lr := newLineReader(r, maxLineBytes)
-	fm := newFormatter(w)
-	for {
-		line, _, err := lr.next()
-		if err != nil {
-			break
-		}
-		e, err := decodeEvent(line)
-		if err != nil {
-			a.outcome.malformed++
-			continue
-		}
-		a.outcome.observe(e, a)
-		fm.format(e, line)
-	}
-	return &a.outcome
 }
 
 // FuzzUnquoteJSONPrefix checks the preview decoder against encoding/json on

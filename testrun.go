@@ -189,13 +189,13 @@ type childResult struct {
 // runChild runs a shell-free command (spec) to its end under the run's
 // supervision, with a timeout. Its output (stdout and stderr together) goes
 // to the log, and to the screen with -v, and line by line to onLine.
-func (r *runner) runChild(name string, spec agentSpec, timeout time.Duration, onLine func(line []byte)) childResult {
+func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, onLine func(line []byte)) childResult {
 	spec.dir = r.env.projectRoot
 	spec.mergeOutput = true
 	out := r.con.transcript(r.log)
 	started := time.Now()
-	a, err := startChild(spec, func(a *agent) {
-		a.readLines(out, 1<<20, func(line []byte, skipped int64) {
+	c, err := startChild(spec, func(c *child) {
+		c.readLines(out, 1<<20, func(line []byte, skipped int64) {
 			if skipped > 0 {
 				fmt.Fprintf(out, "[output line of %d bytes skipped]\n", skipped)
 				return
@@ -209,17 +209,16 @@ func (r *runner) runChild(name string, spec agentSpec, timeout time.Duration, on
 	if err != nil {
 		return childResult{exitCode: -1, err: fmt.Sprintf("cannot start %s: %v", name, unwrapPathError(err)), elapsed: time.Since(started)}
 	}
-	a.name, a.timeout = name, timeout
-	res := r.supervise(a)
-	r.endAgent(a, res)
-	cr := childResult{elapsed: time.Since(started) - res.suspended}
-	code, signal := childExit(a.waitErr)
+	c.name, c.timeout = name, timeout
+	end := r.sup.watch(c)
+	cr := childResult{elapsed: time.Since(started) - end.suspended}
+	code, signal := childExit(c.waitErr)
 	cr.exitCode = code
 	switch {
-	case r.interruptSig != nil:
+	case r.sup.interrupt != nil:
 		cr.err = "interrupted"
-	case res.hang != "":
-		cr.err = res.hang
+	case end.hang != "":
+		cr.err = end.hang
 	case signal != "":
 		cr.err = name + " " + signal
 	}
@@ -232,7 +231,7 @@ func (r *runner) runTests() *testResults {
 	r.con.progressf("Running tests: %s", cmd)
 	r.log.section("TESTS", "Command: "+cmd, "Started: "+logTime(time.Now()))
 	p := newTestParser()
-	cr := r.runChild("test command", agentSpec{path: "/bin/sh", argv0: "sh", args: []string{"-c", cmd}}, r.testTimeout(), p.line)
+	cr := r.runChild("test command", childSpec{path: "/bin/sh", argv0: "sh", args: []string{"-c", cmd}}, r.testTimeout(), p.line)
 	t := p.results(cmd, cr.exitCode)
 	t.Err = cr.err
 	mark := "✓"
@@ -261,7 +260,7 @@ func (r *runner) testTimeout() time.Duration {
 
 // runScript runs a custom_script condition's script: met on exit 0.
 func (r *runner) runScript(c *condition) (bool, string) {
-	if r.interruptSig != nil {
+	if r.sup.interrupt != nil {
 		return false, "not run: interrupted"
 	}
 	timeout := c.Timeout
@@ -271,7 +270,7 @@ func (r *runner) runScript(c *condition) (bool, string) {
 	r.log.printf("SCRIPT: %s", strings.Join(append([]string{c.Script}, c.Args...), " "))
 	var first string
 	path := resolvePath(r.env.projectRoot, c.Script)
-	cr := r.runChild(c.Script, agentSpec{path: path, argv0: c.Script, args: c.Args}, timeout, func(line []byte) {
+	cr := r.runChild(c.Script, childSpec{path: path, argv0: c.Script, args: c.Args}, timeout, func(line []byte) {
 		if first == "" {
 			first = strings.TrimSpace(string(line))
 		}

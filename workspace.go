@@ -289,10 +289,8 @@ const starterTODO = `# TODO
      as "- [x] item" when done. -->
 `
 
-var initCommand = &command{
-	name:    "init",
-	summary: "create a workspace for a task",
-	usage: `Usage: claude-iterate init <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
+// initUsage is the manual of the init command.
+const initUsage = `Usage: claude-iterate init <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
 
 Creates a workspace: a directory holding INSTRUCTIONS.md (the task), a starter
 TODO.md and .metadata.json. <workspace> is a name (letters, digits, '.', '_',
@@ -320,10 +318,7 @@ Examples:
   claude-iterate init api-migration --instructions TASK.md
   echo 'Fix every lint warning in ./src' | claude-iterate init lint --instructions -
   claude-iterate init ./tasks/refactor --mode iterative -m 10
-`,
-}
-
-func init() { initCommand.run = runInit }
+`
 
 func runInit(env *cliEnv, args []string) error {
 	fs := newFlagSet("init")

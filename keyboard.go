@@ -1,5 +1,3 @@
-//go:build linux || darwin
-
 package main
 
 // This file implements the keyboard: the s key that toggles a graceful stop.
@@ -20,71 +18,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 )
-
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	_, err := getTermios(f)
-	return err == nil
-}
-
-func getTermios(f *os.File) (*syscall.Termios, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var t syscall.Termios
-	var errno syscall.Errno
-	err = rc.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(ioctlGetTermios), uintptr(unsafe.Pointer(&t)))
-	})
-	if err != nil {
-		return nil, err
-	}
-	if errno != 0 {
-		return nil, errno
-	}
-	return &t, nil
-}
-
-func setTermios(f *os.File, t *syscall.Termios) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var errno syscall.Errno
-	err = rc.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(ioctlSetTermios), uintptr(unsafe.Pointer(t)))
-	})
-	if err != nil {
-		return err
-	}
-	if errno != 0 {
-		return errno
-	}
-	return nil
-}
-
-// foregroundGroup returns the terminal's foreground process group.
-func foregroundGroup(f *os.File) (int, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var pgrp int32
-	var errno syscall.Errno
-	err = rc.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(syscall.TIOCGPGRP), uintptr(unsafe.Pointer(&pgrp)))
-	})
-	if err != nil {
-		return 0, err
-	}
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(pgrp), nil
-}
 
 // keyboard reads keys from the controlling terminal.
 type keyboard struct {

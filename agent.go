@@ -1,0 +1,75 @@
+package main
+
+// This file starts the agent — the AI coding CLI, claude in -p mode — for one
+// iteration, and reads its stream. The rules are: the prompt goes to the
+// agent's stdin, which is then closed (an argument over 128 KiB fails with
+// E2BIG, and arguments show in ps); the output format is always stream-json
+// with --verbose, whatever the output level, because the tool needs the
+// result event; every event is decoded, observed for the outcome and
+// formatted for the transcript, and a line that cannot be decoded or is over
+// the line cap is noted and skipped, never fatal.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"time"
+)
+
+// startAgent starts the agent. Its formatted transcript goes to transcript,
+// its raw stderr to stderrLog; what it did is recorded in the returned
+// outcome, complete once the child's streamDone and stderrDone are closed.
+func startAgent(spec childSpec, transcript, stderrLog io.Writer) (*child, *iterationOutcome, error) {
+	o := &iterationOutcome{}
+	c, err := startChild(spec, func(c *child) {
+		defer close(c.streamDone)
+		defer c.stdoutR.Close()
+		decodeStream(&touchReader{r: c.stdoutR, t: &c.lastOutput}, transcript, o, func() {
+			c.resultAt.Store(time.Now().UnixNano())
+		})
+	}, stderrLog)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.isAgent = true
+	return c, o, nil
+}
+
+// decodeStream reads a stream-json stream until EOF: each event is observed
+// into o and formatted to transcript; onResult is called when a result
+// event arrives.
+func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResult func()) {
+	f := newFormatter(transcript)
+	readLines(r, transcript, maxLineBytes, func(line []byte, skipped int64) {
+		if skipped > 0 {
+			o.skipped++
+			fmt.Fprintf(transcript, "[stream-json line of %d bytes skipped: over the %d MiB limit]\n", skipped, maxLineBytes>>20)
+			return
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			return
+		}
+		e, err := decodeEvent(line)
+		if err != nil {
+			o.malformed++
+			fmt.Fprintf(transcript, "[malformed stream-json line (%v): %s]\n", err, clip(string(line), 200))
+			return
+		}
+		if o.observe(e) && onResult != nil {
+			onResult()
+		}
+		formatSafely(f, e, line, transcript)
+	})
+}
+
+// formatSafely formats one event; a bug that panics on some input costs
+// that event's display, never the run (nor the terminal's mode, which only
+// the main goroutine's cleanup restores).
+func formatSafely(f *formatter, e *streamEvent, line []byte, transcript io.Writer) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(transcript, "[internal error formatting a %s event: %v]\n", e.Type, p)
+		}
+	}()
+	f.format(e, line)
+}

@@ -1,0 +1,503 @@
+package main
+
+// This file implements the loop of a run. The rules are: one agent at a
+// time; an iteration is never cut short by a graceful stop (the .stop file,
+// the s key), only by a signal or a hang protection; a pending signal is
+// checked before every agent starts; after each iteration the stop
+// conditions are evaluated, and the first met one ends the run; an
+// iteration that hit a usage limit is not counted, and is retried after the
+// reset; and every way out of a run goes through finish, which deletes
+// .stop, writes the metadata and the log's last lines, restores the
+// terminal and prints why the run ended.
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// runner is one run's state. Its fields are owned by the goroutine running
+// the loop; a child's readers touch only the child and its outcome.
+type runner struct {
+	env   *cliEnv
+	ws    *workspace
+	opts  *runOptions
+	cfg   *settings
+	con   *console
+	log   *runLog
+	sup   *supervisor
+	stop  *stopRequest
+	spec  childSpec // the agent's path, argv0 and arguments; input set per iteration
+	mode  string
+	start time.Time
+
+	maxIterations, stagnation, maxFailures int
+	delay                                  time.Duration
+	stops                                  stopSet
+	systemPrompt                           string
+
+	iter           int // iterations counted in this run
+	failStreak     int
+	sinceProgress  int // iterations without progress (no_progress)
+	bestCompleted  int // the highest progress.completed seen (loop mode)
+	testFailStreak int
+	lastTests      *testResults
+	cost           float64
+	statusWarned   bool
+}
+
+// ending is how a run ends.
+type ending struct {
+	code   int
+	reason string
+	status string
+	hint   string
+	// signal is the signal that ended the run, if one did.
+	signal os.Signal
+}
+
+// elapsed is the run's time so far, time suspended excluded.
+func (r *runner) elapsed() time.Duration {
+	return time.Since(r.start) - r.sup.suspended
+}
+
+// runRun is the run command.
+func runRun(env *cliEnv, args []string) error {
+	opts, pos, err := parseRunFlags(args)
+	if err != nil {
+		return err
+	}
+	r := &runner{env: env, opts: opts, start: time.Now()}
+	// Signals first: before the terminal changes and before any child starts.
+	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
+	becomeSubreaper()
+	if err := r.setup(pos); err != nil {
+		return err
+	}
+	if !opts.noKeyboard {
+		r.sup.kb = openKeyboard(env.stdin)
+	}
+	defer r.sup.kb.close()
+	end := r.protectedLoop()
+	return r.finish(end)
+}
+
+// protectedLoop runs the loop, turning a panic into an error ending so that
+// cleanup still runs and no stack trace reaches the user.
+func (r *runner) protectedLoop() (end ending) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.printf("INTERNAL ERROR: %v", p)
+			end = ending{code: exitError, reason: fmt.Sprintf("error: internal error: %v", p), status: statusFailed}
+		}
+	}()
+	return r.loop()
+}
+
+// loop runs iterations until something ends the run.
+func (r *runner) loop() ending {
+	if r.opts.dryRun {
+		r.con.progressf("Dry run: the built-in mock agent stands in for claude")
+	}
+	r.con.progressf("Running %s (%s mode, up to %d iterations); press s to stop after the current iteration", r.ws.Name, r.mode, r.maxIterations)
+	var given []string
+	for _, gc := range r.stops.ordered {
+		if !gc.c.builtin {
+			given = append(given, groupVerb[gc.group]+" "+gc.c.describe())
+		}
+	}
+	if len(given) > 0 {
+		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
+	}
+	for {
+		if end := r.checkDeadline(); end != nil {
+			return *end
+		}
+		o, err := r.iterate()
+		if err != nil {
+			return ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
+		}
+		if o.interrupted {
+			return r.interruptEnding()
+		}
+		if limited, reset := o.usageLimit(time.Now()); limited {
+			r.log.Flush()
+			if end := r.waitForLimit(reset); end != nil {
+				return *end
+			}
+			continue // the iteration is not counted, and is retried
+		}
+		if end := r.afterIteration(o); end != nil {
+			return *end
+		}
+		if end := r.wait(r.delay, nil); end != nil {
+			return *end
+		}
+	}
+}
+
+// iterate runs one agent to its end.
+func (r *runner) iterate() (*iterationOutcome, error) {
+	n := r.iter + 1
+	prompt, err := r.buildPrompt()
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	r.con.progressf("▶ Iteration %d/%d started at %s", n, r.maxIterations, started.Format("15:04:05"))
+	r.log.section(fmt.Sprintf("ITERATION %d", n), "Started: "+logTime(started))
+	r.log.printf("CLAUDE OUTPUT:")
+	spec := r.spec
+	spec.input = []byte(prompt)
+	transcript := r.con.transcript(r.log)
+	c, o, err := startAgent(spec, transcript, r.log)
+	if err != nil {
+		return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}, nil
+	}
+	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
+	end := r.sup.watch(c)
+	o.finish(c.waitErr, c.tail.String())
+	o.hang = end.hang
+	o.interrupted = r.sup.interrupt != nil
+	o.elapsed = time.Since(started) - end.suspended
+	if o.skipped > 0 || o.malformed > 0 {
+		r.log.printf("[%d malformed and %d oversized stream-json lines]", o.malformed, o.skipped)
+	}
+	return o, nil
+}
+
+// afterIteration counts an iteration, runs the tests, and evaluates the
+// stop conditions: it returns the run's ending if one is met.
+func (r *runner) afterIteration(o *iterationOutcome) *ending {
+	r.iter++
+	m := r.ws.meta
+	m.Iterations++
+	m.LastRunIterations++
+	r.cost += o.cost()
+	m.TotalCostUSD += o.cost()
+	failed, why := o.failed()
+	if failed {
+		m.FailedIterations++
+	}
+	ts, warn := readTaskStatus(r.ws)
+	if warn != nil && ts.Source != statusFile && !r.statusWarned && !r.ws.Ralph {
+		r.statusWarned = true
+		r.con.noticef("warning: %v; progress falls back to %s", warn, firstNonEmpty(ts.Source, "nothing"))
+		r.log.printf("WARNING: %v", warn)
+	}
+	if failed {
+		r.failStreak++
+		r.con.noticef("iteration %d failed: %s (%d/%d consecutive failures)", r.iter, why, r.failStreak, r.maxFailures)
+		if o.stderrTail != "" {
+			r.log.printf("AGENT STDERR (last lines):\n%s", o.stderrTail)
+			r.con.noticef("agent stderr: %s", clip(lastLines(o.stderrTail, 3), 600))
+		}
+	} else {
+		r.failStreak = 0
+	}
+	r.reportIteration(o, ts, failed)
+	if f := o.fatal(); f != nil {
+		return &ending{code: exitError, reason: "error: " + f.msg, status: statusFailed, hint: f.hint}
+	}
+	r.trackProgress(ts)
+	if r.stops.cfg.TestCmd != "" {
+		r.saveMetadata() // 'status' shows the iteration while the tests run
+		t := r.runTests()
+		if r.sup.interrupt != nil {
+			end := r.interruptEnding()
+			return &end
+		}
+		r.lastTests = t
+		if t.runFailed() {
+			r.testFailStreak++
+		} else {
+			r.testFailStreak = 0
+		}
+	}
+	r.stop.poll(true)
+	v := r.stops.evaluate(&condState{
+		Iteration: r.iter, Elapsed: r.elapsed(), Cost: r.cost,
+		FailStreak: r.failStreak, Failed: failed, Error: why, ResultText: o.resultText(),
+		TaskComplete: ts.Complete, SinceProgress: r.sinceProgress, ProgressWord: r.progressWord(),
+		Tests: r.lastTests, TestFailStreak: r.testFailStreak, StopRequest: r.stop.source,
+		Dir: r.env.projectRoot, RunScript: r.runScript,
+	})
+	if r.sup.interrupt != nil { // while a script ran
+		end := r.interruptEnding()
+		return &end
+	}
+	m.Conditions = v.reports
+	r.saveMetadata()
+	r.log.printf("CONDITIONS:")
+	for _, c := range v.reports {
+		r.log.printf("  [%s] %s: %.0f%%, %s", c.Group, c.Condition, c.Progress*100, c.Reason)
+	}
+	if v.met == nil {
+		r.showConditions(v.reports)
+		return nil
+	}
+	end := endingFor(v.met, v.reason)
+	return &end
+}
+
+// showConditions prints where the conditions the user gave stand.
+func (r *runner) showConditions(reports []condReport) {
+	var parts []string
+	for i, gc := range r.stops.ordered {
+		if !gc.c.builtin && i < len(reports) {
+			parts = append(parts, fmt.Sprintf("%s (%.0f%%)", reports[i].Reason, reports[i].Progress*100))
+		}
+	}
+	if len(parts) > 0 {
+		r.con.progressf("  Conditions: %s", clip(strings.Join(parts, " · "), 400))
+	}
+}
+
+func (r *runner) saveMetadata() {
+	if err := r.ws.save(); err != nil {
+		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
+	}
+}
+
+// trackProgress counts iterations without progress: in loop mode, since
+// progress.completed last grew; in iterative mode, since the last
+// worked:true (an iteration that does not say is not counted).
+func (r *runner) trackProgress(ts taskStatus) {
+	if r.mode == modeIterative {
+		switch {
+		case ts.Worked != nil && !*ts.Worked:
+			r.sinceProgress++
+		case ts.Worked != nil && *ts.Worked:
+			r.sinceProgress = 0
+		}
+		return
+	}
+	if ts.HasProgress && ts.Completed > r.bestCompleted {
+		r.bestCompleted = ts.Completed
+		r.sinceProgress = 0
+		return
+	}
+	r.sinceProgress++
+}
+
+func (r *runner) progressWord() string {
+	if r.mode == modeIterative {
+		return "work"
+	}
+	return "progress"
+}
+
+// reportIteration prints and logs an iteration's end.
+func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool) {
+	progress := ""
+	if ts.HasProgress {
+		progress = fmt.Sprintf(" · %d/%d items (%d remaining)", ts.Completed, ts.Total, ts.Total-ts.Completed)
+	}
+	mark, verb := "✓", "done"
+	if failed {
+		mark, verb = "✗", "failed"
+	}
+	r.con.progressf("%s Iteration %d/%d %s in %s, $%.4f%s", mark, r.iter, r.maxIterations, verb, roundDuration(o.elapsed), o.cost(), progress)
+	status := "success"
+	if failed {
+		_, why := o.failed()
+		status = "error: " + why
+	}
+	r.log.printf("\nSTATUS: %s", status)
+	r.log.printf("Completed: %s", logTime(time.Now()))
+	if ts.HasProgress {
+		r.log.printf("Remaining: %d", ts.Total-ts.Completed)
+	}
+	r.log.printf("Cost: $%.4f", o.cost())
+	r.log.printf("")
+	r.log.Flush()
+}
+
+// checkDeadline ends the run once a max_duration condition (at the top
+// level of a list) is met: checked before each iteration and during waits
+// too, so that a long usage-limit wait cannot outlast it.
+func (r *runner) checkDeadline() *ending {
+	st := &condState{Elapsed: r.elapsed()}
+	for i := range r.stops.ordered {
+		gc := &r.stops.ordered[i]
+		if gc.c.Type != condMaxDuration {
+			continue
+		}
+		if res := gc.c.evaluate(st); res.Met {
+			end := endingFor(gc, res.Reason)
+			return &end
+		}
+	}
+	return nil
+}
+
+// checkStopRequest looks at the stop file, and ends the run if a stop is
+// requested, through the first user_signal condition. It serves the waits
+// between iterations; after an iteration, user_signal is evaluated with
+// every other condition.
+func (r *runner) checkStopRequest() *ending {
+	r.stop.poll(true)
+	if r.stop.source == "" {
+		return nil
+	}
+	st := &condState{StopRequest: r.stop.source}
+	for i := range r.stops.ordered {
+		gc := &r.stops.ordered[i]
+		if gc.c.Type == condUserSignal {
+			end := endingFor(gc, gc.c.evaluate(st).Reason)
+			return &end
+		}
+	}
+	return nil
+}
+
+// showStopState shows and logs a change of the stop request.
+func (r *runner) showStopState(source string) {
+	if source != "" {
+		r.con.progressf("Stop requested (press s to cancel)")
+		r.log.printf("[stop requested (%s)]", source)
+	} else {
+		r.con.progressf("Stop cancelled: the run goes on")
+		r.log.printf("[stop cancelled]")
+	}
+}
+
+// interruptEnding is the ending after a signal.
+func (r *runner) interruptEnding() ending {
+	sig := r.sup.interrupt
+	return ending{code: exitCodeFor(sig), reason: fmt.Sprintf("stopped: interrupted (%s)", signalName(sig)), status: statusInterrupted, signal: sig}
+}
+
+// wait waits for d (a delay, or a usage-limit wait with show set), ending
+// early on a signal, a stop request or the deadline.
+func (r *runner) wait(d time.Duration, show func(left time.Duration)) *ending {
+	var end *ending
+	lastShown := time.Time{}
+	interrupted := r.sup.sleep(d, func(left time.Duration) bool {
+		if r.stop.source != "" {
+			end = r.checkStopRequest()
+			return true
+		}
+		if end = r.checkDeadline(); end != nil {
+			return true
+		}
+		if show != nil && time.Since(lastShown) >= time.Second {
+			lastShown = time.Now()
+			show(left)
+		}
+		return false
+	})
+	if interrupted {
+		e := r.interruptEnding()
+		return &e
+	}
+	return end
+}
+
+// waitForLimit waits until a usage limit resets (+limitMargin).
+func (r *runner) waitForLimit(reset time.Time) *ending {
+	now := time.Now()
+	margin := limitMargin
+	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
+		margin = m
+	}
+	var d time.Duration
+	switch {
+	case reset.IsZero():
+		d = defaultLimitWait
+	case reset.After(now):
+		d = reset.Sub(now) + margin
+	default:
+		d = margin
+	}
+	until := now.Add(d)
+	resetText := "an unknown time"
+	if !reset.IsZero() {
+		resetText = reset.Local().Format("15:04:05")
+	}
+	r.con.noticef("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, until.Local().Format("15:04:05"))
+	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
+	r.log.Flush()
+	lastPlain := time.Now()
+	end := r.wait(d, func(left time.Duration) {
+		if r.con.fancy {
+			r.con.status(false, "Usage limit: retrying in %s (s or Ctrl+C to stop)", left.Round(time.Second))
+		} else if time.Since(lastPlain) >= time.Minute {
+			lastPlain = time.Now()
+			r.con.status(true, "Usage limit: retrying in %s", left.Round(time.Second))
+		}
+	})
+	if end == nil {
+		r.con.progressf("Usage limit wait over: retrying the iteration")
+	}
+	return end
+}
+
+// finish ends the run: the one exit path.
+func (r *runner) finish(end ending) error {
+	if end.hint != "" {
+		r.log.printf("HINT: %s", end.hint)
+	}
+	if removed, err := removeStopFile(r.ws.stopPath()); err != nil {
+		r.con.errorf("warning: %v", err)
+	} else if removed {
+		r.log.printf("[deleted %s]", stopFile)
+	}
+	m := r.ws.meta
+	m.Status, m.LastStopReason, m.PID = end.status, end.reason, 0
+	code := end.code
+	m.LastExitCode = &code
+	if err := r.ws.save(); err != nil {
+		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
+	}
+	elapsed := r.elapsed()
+	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+end.reason,
+		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", r.iter),
+		fmt.Sprintf("Cost: $%.4f", r.cost), "Elapsed: "+roundDuration(elapsed).String())
+	r.log.Close()
+	r.sup.kb.close()
+	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
+		r.con.rawf("Done.")
+	}
+	noun := "iterations"
+	if r.iter == 1 {
+		noun = "iteration"
+	}
+	summary := fmt.Sprintf("%s (%d %s, %s, $%.2f)", end.reason, r.iter, noun, roundDuration(elapsed), r.cost)
+	switch {
+	case end.code == exitOK:
+		r.con.noticef("%s", summary)
+	default:
+		r.con.errorf("%s", summary)
+		if end.hint != "" {
+			r.con.errorf("hint: %s", end.hint)
+		}
+	}
+	if end.signal != nil {
+		return r.sup.sigs.exitError(end.signal)
+	}
+	if end.code == exitOK {
+		return nil
+	}
+	return &exitCodeError{code: end.code}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d > time.Minute:
+		return d.Round(time.Second)
+	case d > time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}

@@ -1,0 +1,163 @@
+package main
+
+// This file decides what an iteration's result means: success, failure, a
+// usage limit to wait for, or a fatal error that no retry can fix. The rules
+// are: the outcome comes from the last result event, not from the exit
+// status alone (the real CLI exits 0 after SIGINT, and 1 on results that
+// carry is_error:true); without a result, the exit status and stderr say
+// why; usage limits are read from the rate-limit event, the API status and
+// the CLI's own limit text in the result or its synthetic error message,
+// never from tool output.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// iterationOutcome is what one iteration's agent did.
+type iterationOutcome struct {
+	result        *streamEvent // the last result event
+	rateLimit     *rateLimitInfo
+	syntheticText string // the CLI's own error message, if any
+	events        int
+	malformed     int
+	skipped       int
+
+	exitCode   int
+	exitSignal string
+	stderrTail string
+	// hang names the hang protection that ended the agent, if one did.
+	hang string
+	// interrupted is set when a signal ended the iteration.
+	interrupted bool
+	// elapsed is the iteration's duration, time suspended excluded.
+	elapsed  time.Duration
+	startErr error
+}
+
+// observe records what matters of e, and reports whether it is a result.
+func (o *iterationOutcome) observe(e *streamEvent) (isResult bool) {
+	o.events++
+	switch e.Type {
+	case "result":
+		o.result = e
+		return true
+	case "rate_limit_event":
+		if e.RateLimitInfo != nil && e.RateLimitInfo.Status == "rejected" {
+			o.rateLimit = e.RateLimitInfo
+		}
+	case "assistant":
+		if e.Message != nil && e.Message.Model == "<synthetic>" {
+			for _, b := range e.Message.blocks() {
+				if b.Type == "text" {
+					o.syntheticText = b.Text
+				}
+			}
+		}
+	}
+	return false
+}
+
+// finish records the process's exit.
+func (o *iterationOutcome) finish(waitErr error, stderrTail string) {
+	o.stderrTail = stderrTail
+	o.exitCode, o.exitSignal = childExit(waitErr)
+}
+
+// failed reports whether the iteration is a failed one, and why.
+func (o *iterationOutcome) failed() (bool, string) {
+	switch {
+	case o.startErr != nil:
+		return true, o.startErr.Error()
+	case o.hang != "":
+		return true, o.hang
+	case o.result == nil:
+		if o.exitSignal != "" {
+			return true, "agent " + o.exitSignal + " without a result"
+		}
+		if o.exitCode != 0 {
+			return true, fmt.Sprintf("agent exited with status %d without a result", o.exitCode)
+		}
+		return true, "agent exited without a result"
+	case o.result.IsError || o.result.Subtype != "success":
+		text := o.result.resultText()
+		if text == "" {
+			text = "no result text"
+		}
+		return true, fmt.Sprintf("%s: %s", o.result.Subtype, clip(text, 300))
+	}
+	return false, ""
+}
+
+// cost is the iteration's reported cost in USD.
+func (o *iterationOutcome) cost() float64 {
+	if o.result != nil && o.result.TotalCostUSD != nil {
+		return *o.result.TotalCostUSD
+	}
+	return 0
+}
+
+// resultText is the final result's text ("" when there is none).
+func (o *iterationOutcome) resultText() string {
+	if o.result == nil || o.result.Result == nil {
+		return ""
+	}
+	return *o.result.Result
+}
+
+// usageLimit reports whether the iteration hit a usage limit, and when it
+// resets (zero when unknown). Only the result and the CLI's own error text
+// are read, never tool output.
+func (o *iterationOutcome) usageLimit(now time.Time) (bool, time.Time) {
+	succeeded := o.result != nil && !o.result.IsError && o.result.Subtype == "success"
+	if succeeded {
+		return false, time.Time{}
+	}
+	var reset time.Time
+	if o.rateLimit != nil && o.rateLimit.ResetsAt > 0 {
+		reset = time.Unix(o.rateLimit.ResetsAt, 0)
+	}
+	texts := []string{o.syntheticText}
+	if o.result != nil {
+		texts = append(texts, o.result.resultText())
+	}
+	hit := o.rateLimit != nil || (o.result != nil && o.result.APIErrorStatus != nil && *o.result.APIErrorStatus == 429)
+	for _, t := range texts {
+		if !isLimitText(t) {
+			continue
+		}
+		hit = true
+		if reset.IsZero() {
+			if r, ok := limitResetFromText(t, now); ok {
+				reset = r
+			}
+		}
+	}
+	return hit, reset
+}
+
+// fatalError is an agent failure that no retry can fix.
+type fatalError struct {
+	msg, hint string
+}
+
+// fatal reports whether the outcome is a known fatal one.
+func (o *iterationOutcome) fatal() *fatalError {
+	texts := []string{o.syntheticText, o.stderrTail}
+	if o.result != nil {
+		texts = append(texts, o.result.resultText())
+	}
+	all := strings.Join(texts, "\n")
+	switch {
+	case strings.Contains(all, "--dangerously-skip-permissions cannot be used with root"):
+		return &fatalError{"claude refuses --dangerously-skip-permissions when run as root", "set IS_SANDBOX=1 only inside a sandbox (a container or VM), or run as a normal user"}
+	case strings.Contains(all, "Not logged in"):
+		return &fatalError{"claude is not logged in", "run claude once and /login, or set ANTHROPIC_API_KEY"}
+	case strings.Contains(all, "Invalid API key"):
+		return &fatalError{"claude reports an invalid API key", "check ANTHROPIC_API_KEY, or run claude and /login"}
+	case strings.Contains(all, "requires --verbose"):
+		return &fatalError{"claude rejected the stream-json options", "check claude.args for conflicting options; claude --version should be 1.0 or later"}
+	}
+	return nil
+}

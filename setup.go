@@ -1,0 +1,373 @@
+package main
+
+// This file sets a run up: the workspace, the configuration, the stop
+// conditions, the agent's command line, the prompt and the log. Every fault
+// found here is reported before the first iteration, and no agent starts.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults and test hooks of a run.
+const (
+	defaultMaxFailures     = 3
+	resultWatchdogEnv      = "CLAUDE_ITERATE_RESULT_WATCHDOG" // tests shorten it
+	notFoundMessage        = "claude CLI not found: install it or set --claude / claude.command"
+	dryRunTotalItems       = 3
+	dryRunDefaultDelay     = time.Second
+	dryRunDemoInstructions = "# Demo task\n\nA dry run: the built-in mock agent completes three items, one per iteration.\n"
+)
+
+// setup resolves the workspace, configuration and agent, and opens the log.
+func (r *runner) setup(pos []string) error {
+	env, opts := r.env, r.opts
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	base := resolveSettings(opts.flagSettings(), envLayer(), project, user)
+	var ws *workspace
+	switch {
+	case len(pos) == 1:
+		ws, err = openWorkspace(env.projectRoot, base.str("workspacesDir"), pos[0])
+		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
+			var nw *hintError
+			if errors.As(err, &nw) {
+				ws, err = r.createDemo(base.str("workspacesDir"), pos[0])
+			}
+		}
+	default:
+		ws = ralphWorkspace(env.projectRoot)
+		if err = ws.load(); errors.Is(err, os.ErrNotExist) {
+			ws.meta = &metadata{Name: ws.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+			err = ws.save()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r.ws = ws
+	r.mode = ws.meta.Mode
+	if pid := ws.runningPID(); pid != 0 && pid != os.Getpid() {
+		return withHint(fmt.Errorf("workspace %s is already being run (pid %d)", ws.Name, pid), "stop that run first: claude-iterate stop %s", ws.Name)
+	}
+	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
+	r.con = newConsole(env.stdout, env.stderr, r.cfg.str("outputLevel"))
+
+	r.maxIterations = r.cfg.count("defaultMaxIterations")
+	if r.maxIterations == 0 {
+		r.maxIterations = defaultMaxIterationsFor(r.mode)
+	}
+	r.delay = r.cfg.seconds("defaultDelay")
+	if opts.dryRun && r.cfg.sources["defaultDelay"] == layerDefault {
+		r.delay = dryRunDefaultDelay
+	}
+	r.stagnation = r.cfg.count("defaultStagnationThreshold")
+	r.maxFailures = defaultMaxFailures
+	if opts.maxFailures.set {
+		r.maxFailures = opts.maxFailures.n
+	}
+	if opts.interruptGrace.set {
+		r.sup.interruptGrace = opts.interruptGrace.d
+	}
+	if d, err := time.ParseDuration(os.Getenv(resultWatchdogEnv)); err == nil && d > 0 {
+		r.sup.resultWatchdog = d
+	}
+	if ts, _ := readTaskStatus(ws); ts.HasProgress {
+		r.bestCompleted = ts.Completed
+	}
+	if err := r.buildStops(); err != nil {
+		return err
+	}
+
+	if err := r.checkTask(); err != nil {
+		return err
+	}
+	if err := r.resolveAgent(); err != nil {
+		return err
+	}
+	if opts.skipPerms {
+		r.con.noticef("warning: --dangerously-skip-permissions: the agent will run every tool without asking")
+	}
+	r.log, err = openRunLog(ws.logsPath(), r.start, func(err error) { r.con.errorf("warning: %v", err) })
+	if err != nil {
+		r.con.errorf("warning: cannot create a log in %s: %v; running without a log", ws.logsPath(), unwrapPathError(err))
+		r.log = nil
+	}
+	r.writeLogHeader()
+	r.stop = &stopRequest{path: ws.stopPath(), changed: r.showStopState}
+	r.sup.con, r.sup.log = r.con, r.log
+	r.sup.onKey = r.stop.key
+	r.sup.onPoll = func() { r.stop.poll(false) }
+	now := time.Now().UTC().Truncate(time.Second)
+	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
+	ws.meta.Conditions = r.stops.initialReports()
+	return ws.save()
+}
+
+// buildStops builds the run's stop conditions: --conditions FILE or the
+// "stop" config key, then those the flags add, then the loop's own. Faults
+// are refused here, before the first iteration.
+func (r *runner) buildStops() error {
+	opts := r.opts
+	var cfg stopConfig
+	if opts.conditions.set {
+		doc, err := readJSONDoc(opts.conditions.s)
+		if err != nil {
+			var fe *fileError
+			if errors.As(err, &fe) {
+				return &inputError{err}
+			}
+			return usagef("invalid value %q for flag --conditions: %v", opts.conditions.s, unwrapPathError(err))
+		}
+		c, err := decodeStopConfig(doc, doc.Root, "")
+		if err != nil {
+			return &inputError{err}
+		}
+		cfg = *c
+	} else if c, ok := r.cfg.values["stop"].(*stopConfig); ok {
+		cfg = *c
+	}
+	// The lists are appended to below: never into the config's arrays.
+	cfg.Conditions, cfg.Success, cfg.Failure = slices.Clone(cfg.Conditions), slices.Clone(cfg.Success), slices.Clone(cfg.Failure)
+
+	if opts.testCmd.set {
+		cfg.TestCmd = opts.testCmd.s
+	}
+	if opts.maxDuration.set {
+		cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxDuration, Duration: opts.maxDuration.d})
+	}
+	if opts.maxCost.set {
+		cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxCost, USD: opts.maxCost.usd})
+	}
+	for _, p := range opts.untilOutput.vals {
+		cfg.Success = append(cfg.Success, &condition{Type: condOutputPattern, Pattern: p})
+	}
+	for _, p := range opts.untilRegex.vals {
+		cfg.Success = append(cfg.Success, &condition{Type: condOutputPattern, Pattern: p, IsRegex: true, re: regexp.MustCompile(p)})
+	}
+	for _, p := range opts.untilFile.vals {
+		cfg.Success = append(cfg.Success, &condition{Type: condFileCreated, Path: p})
+	}
+	if opts.untilTestsPass {
+		if cfg.TestCmd == "" {
+			return usagef("--until-tests-pass needs a test command: add --test-cmd CMD")
+		}
+		cfg.Success = append(cfg.Success, &condition{Type: condAllTestsPass})
+	}
+	if opts.testTimeout.set && cfg.TestCmd == "" {
+		return usagef("--test-timeout needs a test command: add --test-cmd CMD")
+	}
+	if opts.maxTestFailures.set {
+		if cfg.TestCmd == "" {
+			return usagef("--max-test-failures needs a test command: add --test-cmd CMD")
+		}
+		cfg.Failure = append(cfg.Failure, &condition{Type: condTestFailureStreak, Count: opts.maxTestFailures.n})
+	}
+
+	// The loop's own stops.
+	if len(cfg.Success) == 0 {
+		cfg.Success = append(cfg.Success, &condition{Type: condTaskComplete, builtin: true})
+	}
+	cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxIterations, Count: r.maxIterations, builtin: true})
+	if r.mode == modeIterative && r.stagnation > 0 {
+		cfg.Conditions = append(cfg.Conditions, &condition{Type: condNoProgress, Iterations: r.stagnation, builtin: true})
+	}
+	cfg.Conditions = append(cfg.Conditions, &condition{Type: condUserSignal, builtin: true})
+	cfg.Failure = append(cfg.Failure, &condition{Type: condFailureStreak, Count: r.maxFailures, builtin: true})
+
+	r.stops = stopSet{cfg: cfg}
+	r.stops.order()
+	for _, gc := range r.stops.ordered {
+		if gc.c.Type == condMaxIterations && gc.group == groupConditions {
+			r.maxIterations = min(r.maxIterations, gc.c.Count) // for "Iteration 2/5"
+		}
+	}
+	var fault error
+	for _, gc := range r.stops.ordered {
+		gc.c.walk(func(c *condition) {
+			if fault != nil {
+				return
+			}
+			switch c.Type {
+			case condAllTestsPass, condSpecificTestsPass, condTestFailureStreak:
+				if cfg.TestCmd == "" {
+					fault = &inputError{c.errorf("", "%s needs a test command: give --test-cmd CMD, or \"test_cmd\" next to \"%s\"", c.Type, gc.group)}
+				}
+			case condCustomScript:
+				if err := checkScript(resolvePath(r.env.projectRoot, c.Script)); err != nil {
+					fault = &inputError{c.errorf("script", "%s: %v", c.Script, err)}
+				}
+			}
+		})
+	}
+	return fault
+}
+
+// checkScript makes sure a custom_script can be run.
+func checkScript(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return errors.New("no such file")
+	case err != nil:
+		return unwrapPathError(err)
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case fi.Mode()&0o111 == 0:
+		return fmt.Errorf("not executable (chmod +x %s)", path)
+	}
+	return nil
+}
+
+// createDemo makes the workspace of a first dry run.
+func (r *runner) createDemo(workspacesDir, name string) (*workspace, error) {
+	w, err := locateWorkspace(r.env.projectRoot, workspacesDir, name)
+	if err != nil {
+		return nil, err
+	}
+	w.meta = &metadata{Name: name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+	created, err := createWorkspaceDir(w)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeWorkspaceFiles(w, dryRunDemoInstructions); err != nil {
+		removeCreated(w, created)
+		return nil, err
+	}
+	if err := w.load(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.env.stdout, "Created demo workspace %s (%s) for the dry run\n", name, relPath(r.env.projectRoot, w.Dir))
+	return w, nil
+}
+
+// checkTask makes sure there is something to send.
+func (r *runner) checkTask() error {
+	if r.opts.prompt.set {
+		_, err := r.readPromptFile()
+		return err
+	}
+	data, err := os.ReadFile(r.ws.instructionsPath())
+	if err != nil {
+		return withHint(fmt.Errorf("reading the task: %w", err), "write the task to %s", r.ws.instructionsPath())
+	}
+	if string(data) == starterInstructions && !r.opts.dryRun {
+		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first, or try: claude-iterate run %s --dry-run", r.ws.Name)
+	}
+	return nil
+}
+
+func (r *runner) readPromptFile() (string, error) {
+	data, err := os.ReadFile(r.opts.prompt.s)
+	if err != nil {
+		return "", fmt.Errorf("reading prompt file: %w", err)
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return "", fmt.Errorf("prompt file %s is empty", r.opts.prompt.s)
+	}
+	return string(data), nil
+}
+
+// resolveAgent finds the agent and builds its fixed arguments.
+func (r *runner) resolveAgent() error {
+	var args []string
+	if r.opts.dryRun {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding this program for the dry run: %w", err)
+		}
+		r.spec = childSpec{path: exe, argv0: progName}
+		args = append(args, mockAgentCommand)
+		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
+	} else {
+		cmd := r.cfg.str("claude.command")
+		path, err := exec.LookPath(cmd)
+		if err != nil {
+			return withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
+		}
+		r.spec = childSpec{path: path, argv0: cmd}
+	}
+	args = append(args, r.cfg.list("claude.args")...)
+	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
+	if !r.opts.prompt.set {
+		tmpl, _, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "system")
+		if err != nil {
+			return err
+		}
+		r.systemPrompt = expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, "")
+		args = append(args, "--append-system-prompt", r.systemPrompt)
+	}
+	if r.opts.skipPerms {
+		args = append(args, "--dangerously-skip-permissions")
+	}
+	if r.opts.model.set {
+		args = append(args, "--model", r.opts.model.s)
+	}
+	if r.opts.maxTurns.set {
+		args = append(args, "--max-turns", fmt.Sprint(r.opts.maxTurns.n))
+	}
+	r.spec.args = args
+	r.spec.dir = r.env.projectRoot
+	return nil
+}
+
+func (r *runner) writeLogHeader() {
+	if r.log == nil {
+		return
+	}
+	r.log.section("CLAUDE ITERATE - EXECUTION LOG", "Started: "+logTime(r.start))
+	meta := []string{
+		"Workspace: " + r.ws.Name,
+		"Path: " + r.ws.Dir,
+		"Mode: " + r.mode,
+		fmt.Sprintf("Max Iterations: %d", r.maxIterations),
+		"Start Time: " + logTime(r.start),
+		"Agent: " + r.spec.path,
+		"PID: " + fmt.Sprint(os.Getpid()),
+	}
+	if r.opts.dryRun {
+		meta = append(meta, "Dry run: built-in mock agent")
+	}
+	r.log.section("RUN METADATA", meta...)
+	var conds []string
+	for _, gc := range r.stops.ordered {
+		conds = append(conds, fmt.Sprintf("[%s] %s", gc.group, gc.c.describe()))
+	}
+	if r.stops.cfg.TestCmd != "" {
+		conds = append(conds, fmt.Sprintf("Test command: %s (timeout %s)", r.stops.cfg.TestCmd, shortDuration(r.testTimeout())))
+	}
+	r.log.section("STOP CONDITIONS", conds...)
+	if r.opts.prompt.set {
+		p, _ := r.readPromptFile()
+		r.log.section("PROMPT (ralph mode: "+r.opts.prompt.s+", re-read every iteration)", strings.TrimRight(p, "\n"))
+	} else {
+		data, _ := os.ReadFile(r.ws.instructionsPath())
+		r.log.section("INSTRUCTIONS", strings.TrimRight(string(data), "\n"))
+		r.log.section("SYSTEM PROMPT", strings.TrimRight(r.systemPrompt, "\n"))
+	}
+	r.log.Flush()
+}
+
+// buildPrompt returns this iteration's prompt.
+func (r *runner) buildPrompt() (string, error) {
+	if r.opts.prompt.set {
+		return r.readPromptFile()
+	}
+	data, err := os.ReadFile(r.ws.instructionsPath())
+	if err != nil {
+		return "", fmt.Errorf("reading the task: %w", err)
+	}
+	tmpl, _, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "iteration")
+	if err != nil {
+		return "", err
+	}
+	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)), nil
+}

@@ -1,0 +1,99 @@
+package main
+
+// This file implements the signals a run answers, and the way a run ended by
+// a signal ends the process. The rules are:
+//
+//   - The handlers are installed before the terminal's mode changes and
+//     before any child starts.
+//   - A signal that was ignored when the tool started (SIGINT for a
+//     background job of a non-interactive shell) stays ignored.
+//   - SIGPIPE is handled, not ignored: a closed stdout makes a write fail
+//     instead of killing the supervisor mid-run, and an ignored SIGPIPE
+//     would be inherited by the agent and its tools.
+//   - What each signal does to a running child — the two-stage Ctrl+C, the
+//     terminate-then-kill of SIGTERM and SIGHUP — is the supervisor's
+//     (supervisor.go); outside a child, every ending signal ends the run at
+//     once.
+//   - After cleanup, a run ended by a signal ends the process by re-raising
+//     that signal with its default action, so that a calling shell sees the
+//     process died of it: bash then stops a "for t in a b; do claude-iterate
+//     run $t; done" loop at the first Ctrl+C, which a plain exit(130) would
+//     not do. The run returns the signal in its error (exitCodeError); only
+//     main re-raises.
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// signals delivers the signals a run handles.
+type signals struct {
+	c chan os.Signal
+	// ignoredAtStart holds the ending signals that were ignored when the
+	// tool started; they stay ignored, and are never re-raised.
+	ignoredAtStart map[os.Signal]bool
+}
+
+// endingSignals are the signals that end a run.
+var endingSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// catchSignals starts delivering the signals a run handles.
+func catchSignals() *signals {
+	s := &signals{c: make(chan os.Signal, 8), ignoredAtStart: map[os.Signal]bool{}}
+	sigs := []os.Signal{syscall.SIGTSTP, syscall.SIGCONT}
+	for _, sig := range endingSignals {
+		if sig == syscall.SIGINT && signal.Ignored(sig) {
+			s.ignoredAtStart[sig] = true
+			continue
+		}
+		sigs = append(sigs, sig)
+	}
+	signal.Notify(s.c, sigs...)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	return s
+}
+
+// exitError is the error that ends a run stopped by sig after cleanup: its
+// exit code, and the signal to re-raise unless it was ignored at start.
+func (s *signals) exitError(sig os.Signal) *exitCodeError {
+	e := &exitCodeError{code: exitCodeFor(sig)}
+	if ss, ok := sig.(syscall.Signal); ok && !s.ignoredAtStart[sig] {
+		e.signal = ss
+	}
+	return e
+}
+
+// signalName is a signal's conventional name.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGTSTP:
+		return "SIGTSTP"
+	case syscall.SIGCONT:
+		return "SIGCONT"
+	}
+	return sig.String()
+}
+
+// exitCodeFor is the exit status for a run ended by sig.
+func exitCodeFor(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return exitError
+}
+
+// raiseDefault ends the process by sig with the signal's default action. It
+// returns only if that did not end the process (the signal is blocked).
+func raiseDefault(sig syscall.Signal) {
+	signal.Reset(sig)
+	raiseHere(sig)
+}
