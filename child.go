@@ -85,6 +85,14 @@ type child struct {
 	tail tailBuffer
 }
 
+// who names c in messages: "the agent", or its name ("test command").
+func (c *child) who() string {
+	if c.isAgent {
+		return "the agent"
+	}
+	return c.name
+}
+
 // startChild starts a child in its own process group, with spec.input on
 // its stdin; readOut reads its stdout until EOF and closes streamDone. The
 // child's raw stderr is copied to stderrLog (unless merged into stdout).

@@ -53,7 +53,7 @@ const (
 	outputVerbose  = "verbose"
 )
 
-// notifyEventNames are the notification events (SPEC §8).
+// notifyEventNames are the notification events.
 var notifyEventNames = []string{"execution_start", "iteration", "iteration_milestone", "status_update", "limit_wait", "completion", "error", "stopped"}
 
 // configKeys is the table of every configuration key.
@@ -108,7 +108,6 @@ type settings struct {
 
 func (s *settings) str(k string) string    { return s.values[k].(string) }
 func (s *settings) count(k string) int     { return s.values[k].(int) }
-func (s *settings) boolean(k string) bool  { return s.values[k].(bool) }
 func (s *settings) list(k string) []string { return s.values[k].([]string) }
 func (s *settings) seconds(k string) time.Duration {
 	return time.Duration(s.values[k].(float64) * float64(time.Second))

@@ -3,6 +3,7 @@ module github.com/claude-iterate/claude-iterate
 go 1.26.8
 
 require (
+	// Test dependencies: the binary itself imports only the standard library.
 	github.com/creack/pty v1.1.24
 	github.com/rogpeppe/go-internal v1.16.0
 )

@@ -282,32 +282,6 @@ func fixOffsets(data []byte, n *jsonNode) {
 	}
 }
 
-// Value converts the node to plain Go values (map[string]any, []any, string,
-// float64 or json.Number, bool, nil).
-func (n *jsonNode) Value() any {
-	switch n.Kind {
-	case jsonBool:
-		return n.Bool
-	case jsonNumber:
-		return n.Num
-	case jsonString:
-		return n.Str
-	case jsonArray:
-		out := make([]any, len(n.Arr))
-		for i, c := range n.Arr {
-			out[i] = c.Value()
-		}
-		return out
-	case jsonObject:
-		out := make(map[string]any, len(n.Obj))
-		for k, c := range n.Obj {
-			out[k] = c.Value()
-		}
-		return out
-	}
-	return nil
-}
-
 // Int returns the node as a non-negative int, or an error describing why it
 // is not one.
 func (n *jsonNode) Int() (int, error) {

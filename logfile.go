@@ -1,8 +1,8 @@
 package main
 
 // This file implements the per-run log, logs/iterate-YYYYMMDD-HHMMSS.log in
-// the workspace. The rules are: mode 0600 (it holds code and prompts); the
-// seed's layout — header, run metadata, instructions and system prompt once,
+// the workspace. The rules are: mode 0600 (it holds code and prompts); a
+// header, the run's metadata, the instructions and the system prompt once,
 // then each iteration; writes are buffered (at most 10 KiB) and flushed at
 // every iteration end and on every exit path, signals included; a log that
 // cannot be written disables logging with one warning and the run goes on.
@@ -87,7 +87,7 @@ func (l *runLog) printf(format string, args ...any) {
 	fmt.Fprintf(l, format+"\n", args...)
 }
 
-// section writes a titled block in the seed's layout.
+// section writes a titled block: a rule, the title and the lines, a rule.
 func (l *runLog) section(title string, lines ...string) {
 	var b strings.Builder
 	b.WriteString(logRule + "\n" + title + "\n")

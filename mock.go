@@ -45,15 +45,19 @@ func runMockAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	step := func() {
+	// interrupted waits one step of the agent's pace; on a signal it ends
+	// the session as the real CLI does — an error_during_execution result,
+	// then exit 0 after SIGINT, 143 after SIGTERM — and returns that code.
+	interrupted := func() (int, bool) {
 		select {
 		case sig := <-sigs:
 			emit(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 1, "total_cost_usd": 0.001})
 			if sig == syscall.SIGTERM {
-				os.Exit(143)
+				return 143, true
 			}
-			os.Exit(0)
+			return 0, true
 		case <-time.After(pace):
+			return 0, false
 		}
 	}
 
@@ -78,18 +82,20 @@ func runMockAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 			"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": content, "is_error": false}}}}
 	}
 
-	emit(map[string]any{"type": "system", "subtype": "init", "session_id": session, "model": "mock", "tools": []string{"Read", "Edit", "Bash"}, "cwd": "."})
-	step()
-	emit(text(fmt.Sprintf("Working on item %d of %d (prompt: %d bytes).", next, total, len(prompt))))
-	step()
-	emit(toolUse("toolu_read", "Read", map[string]any{"file_path": statusPath}))
-	step()
-	emit(toolResult("toolu_read", fmt.Sprintf("{\"progress\": {\"completed\": %d, \"total\": %d}}", done, total)))
-	step()
-	emit(toolUse("toolu_bash", "Bash", map[string]any{"command": fmt.Sprintf("echo item %d done", next)}))
-	step()
-	emit(toolResult("toolu_bash", fmt.Sprintf("item %d done", next)))
-	step()
+	events := []map[string]any{
+		{"type": "system", "subtype": "init", "session_id": session, "model": "mock", "tools": []string{"Read", "Edit", "Bash"}, "cwd": "."},
+		text(fmt.Sprintf("Working on item %d of %d (prompt: %d bytes).", next, total, len(prompt))),
+		toolUse("toolu_read", "Read", map[string]any{"file_path": statusPath}),
+		toolResult("toolu_read", fmt.Sprintf("{\"progress\": {\"completed\": %d, \"total\": %d}}", done, total)),
+		toolUse("toolu_bash", "Bash", map[string]any{"command": fmt.Sprintf("echo item %d done", next)}),
+		toolResult("toolu_bash", fmt.Sprintf("item %d done", next)),
+	}
+	for _, e := range events {
+		emit(e)
+		if code, stop := interrupted(); stop {
+			return code
+		}
+	}
 
 	complete := next >= total
 	status := map[string]any{"complete": complete, "worked": true,

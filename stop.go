@@ -1,6 +1,6 @@
 package main
 
-// This file implements the graceful stop (seed 000). The rules are: a stop
+// This file implements the graceful stop. The rules are: a stop
 // request ends a run after the current iteration, never in the middle of one.
 // It comes from the .stop file (written by 'claude-iterate stop' or touched by
 // hand) or from the s key; pressing s again cancels either. The file is never

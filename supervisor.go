@@ -133,7 +133,7 @@ func (s *supervisor) await(c *child) childEnd {
 				}
 				s.interrupt = sig
 				s.con.rawf("Interrupted: waiting for %s to finish cleaning up (press Ctrl+C again to force quit)", c.name)
-				s.log.printf("[SIGINT: forwarded to the agent]")
+				s.log.printf("[SIGINT: forwarded to %s]", c.who())
 				signalGroup(c.pgid, syscall.SIGINT)
 				signalGroup(c.pgid, syscall.SIGCONT)
 				escalateAt = time.Now().Add(s.interruptGrace)
@@ -144,7 +144,7 @@ func (s *supervisor) await(c *child) childEnd {
 				}
 				s.interrupt = sig
 				s.con.rawf("Interrupted. Terminating %s process...", c.name)
-				s.log.printf("[%s: terminating the agent]", signalName(sig))
+				s.log.printf("[%s: terminating %s]", signalName(sig), c.who())
 				terminate(c)
 				escalateAt = time.Now().Add(terminateTimeout)
 			}
@@ -161,12 +161,8 @@ func (s *supervisor) await(c *child) childEnd {
 			if end.hang == "" && s.interrupt == nil {
 				if hang := s.hangCheck(c, now, end.suspended); hang != "" {
 					end.hang = hang
-					who := "the agent"
-					if !c.isAgent {
-						who = c.name
-					}
-					s.con.noticef("%s: ending %s", hang, who)
-					s.log.printf("[%s: terminating the agent]", hang)
+					s.con.noticef("%s: ending %s", hang, c.who())
+					s.log.printf("[%s: terminating %s]", hang, c.who())
 					terminate(c)
 					escalateAt = now.Add(terminateTimeout)
 				}
@@ -205,7 +201,7 @@ func (s *supervisor) forceKill(c *child, end *childEnd) {
 		return
 	}
 	s.con.rawf("Force-killing %s...", c.name)
-	s.log.printf("[force-killing the agent]")
+	s.log.printf("[force-killing %s]", c.who())
 	end.forced = true
 	end.recorded = append(end.recorded, killTree(c.pid, c.pgid)...)
 }
@@ -228,7 +224,7 @@ func (s *supervisor) cleanUp(c *child, end childEnd) {
 	// The group first (cheap, and it holds most leftovers), then the sweep.
 	signalGroup(c.pgid, syscall.SIGKILL)
 	if n := sweepDescendants(end.forced, end.recorded); n > 0 {
-		s.log.printf("[ended %d leftover processes of the agent]", n)
+		s.log.printf("[ended %d leftover processes of %s]", n, c.who())
 	}
 	if !drained(readerCloseWait) {
 		c.closeReaders()

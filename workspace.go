@@ -6,12 +6,11 @@ package main
 // "a/b" are refused as names rather than quietly escaping the workspaces
 // directory. init validates everything before it creates anything, never
 // overwrites an existing workspace, and removes what it made if it fails
-// half way. A corrupt .metadata.json is reported, never reset.
+// half way (initcmd.go). A corrupt .metadata.json is reported, never reset.
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,11 +69,16 @@ type workspace struct {
 	meta          *metadata
 }
 
-func (w *workspace) metadataPath() string     { return filepath.Join(w.StateDir, metadataFile) }
-func (w *workspace) stopPath() string         { return filepath.Join(w.StateDir, stopFile) }
-func (w *workspace) logsPath() string         { return filepath.Join(w.StateDir, logsDir) }
+func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, metadataFile) }
+
+func (w *workspace) stopPath() string { return filepath.Join(w.StateDir, stopFile) }
+
+func (w *workspace) logsPath() string { return filepath.Join(w.StateDir, logsDir) }
+
 func (w *workspace) instructionsPath() string { return filepath.Join(w.Dir, instructionsFile) }
-func (w *workspace) statusPath() string       { return filepath.Join(w.StateDir, statusFile) }
+
+func (w *workspace) statusPath() string { return filepath.Join(w.StateDir, statusFile) }
+
 func (w *workspace) todoPath() string {
 	if w.Ralph {
 		return "" // a ralph project's TODO.md is its own business
@@ -275,167 +279,6 @@ func relPath(root, path string) string {
 		return r
 	}
 	return path
-}
-
-const starterInstructions = `# Task
-
-Describe the task here: what to build or change, where, and how to tell that
-it is done. The agent reads this file at every iteration.
-`
-
-const starterTODO = `# TODO
-
-<!-- The agent keeps this checklist: one "- [ ] item" line per step, checked
-     as "- [x] item" when done. -->
-`
-
-// initUsage is the manual of the init command.
-const initUsage = `Usage: claude-iterate init <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
-
-Creates a workspace: a directory holding INSTRUCTIONS.md (the task), a starter
-TODO.md and .metadata.json. <workspace> is a name (letters, digits, '.', '_',
-'-'; up to 64 characters), created under the workspaces directory
-(claude-iterate/workspaces by default), or a path: ".", or starting with "/"
-or "./". An existing workspace is never overwritten.
-
-Options:
-  --mode loop|iterative       loop: one item per iteration, progress n/total
-                              (default); iterative: as much as possible per
-                              iteration, stops on stagnation
-  --instructions FILE         the task, copied to INSTRUCTIONS.md; "-" reads
-                              standard input. Without it, INSTRUCTIONS.md is a
-                              template to edit before 'run'
-  -m, --max-iterations N      iterations per run (default 50 loop, 20 iterative)
-  -d, --delay SECS            seconds between iterations (default 2)
-  --stagnation-threshold N    iterative mode: iterations without work that stop
-                              the run (default 2; 0 never)
-  --notify-url URL            POST notifications of this workspace's runs here
-
-The options after --mode are saved as this workspace's configuration
-("config" in .metadata.json), above the project and user config files.
-
-Examples:
-  claude-iterate init api-migration --instructions TASK.md
-  echo 'Fix every lint warning in ./src' | claude-iterate init lint --instructions -
-  claude-iterate init ./tasks/refactor --mode iterative -m 10
-`
-
-func runInit(env *cliEnv, args []string) error {
-	fs := newFlagSet("init")
-	mode := fs.String("mode", modeLoop, "")
-	var instructions stringFlag
-	fs.Var(&instructions, "instructions", "")
-	var maxIter, stagnation countFlag
-	var delay secondsFlag
-	var notifyURL stringFlag
-	fs.Var(&maxIter, "m", "")
-	fs.Var(&maxIter, "max-iterations", "")
-	fs.Var(&delay, "d", "")
-	fs.Var(&delay, "delay", "")
-	fs.Var(&stagnation, "stagnation-threshold", "")
-	fs.Var(&notifyURL, "notify-url", "")
-	pos, err := parseFlags(fs, args, 1)
-	if err != nil {
-		return err
-	}
-	if len(pos) == 0 {
-		return usagef("missing workspace name")
-	}
-	if *mode != modeLoop && *mode != modeIterative {
-		return usagef("invalid value %q for flag --mode: want loop or iterative", *mode)
-	}
-	if notifyURL.set {
-		if err := checkNotifyURL(notifyURL.s); err != nil {
-			return usagef("invalid value for flag --notify-url: %v", err)
-		}
-	}
-	project, user, err := baseLayers(env.projectRoot)
-	if err != nil {
-		return err
-	}
-	s := resolveSettings(envLayer(), project, user)
-	w, err := locateWorkspace(env.projectRoot, s.str("workspacesDir"), pos[0])
-	if err != nil {
-		return err
-	}
-
-	// Read everything before creating anything.
-	text := starterInstructions
-	if instructions.set {
-		text, err = readInstructions(env.stdin, instructions.s)
-		if err != nil {
-			return err
-		}
-	}
-	cfg := map[string]any{}
-	if maxIter.set {
-		cfg["defaultMaxIterations"] = maxIter.n
-	}
-	if delay.set {
-		cfg["defaultDelay"] = delay.d.Seconds()
-	}
-	if stagnation.set {
-		cfg["defaultStagnationThreshold"] = stagnation.n
-	}
-	if notifyURL.set {
-		cfg["notifyUrl"] = notifyURL.s
-	}
-	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
-	if len(cfg) > 0 {
-		w.meta.Config = cfg
-	}
-
-	created, err := createWorkspaceDir(w)
-	if err != nil {
-		return err
-	}
-	if err := writeWorkspaceFiles(w, text); err != nil {
-		removeCreated(w, created)
-		return fmt.Errorf("creating workspace %s: %w", w.Dir, err)
-	}
-	shown := relPath(env.projectRoot, w.Dir)
-	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
-	if !instructions.set {
-		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), pos[0])
-	} else {
-		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", pos[0])
-	}
-	return nil
-}
-
-// readInstructions reads the task from a file, or standard input for "-".
-func readInstructions(stdin io.Reader, path string) (string, error) {
-	var data []byte
-	var err error
-	name := path
-	if path == "-" {
-		name = "standard input"
-		data, err = io.ReadAll(stdin)
-	} else {
-		var fi os.FileInfo
-		fi, err = os.Stat(path)
-		if err == nil && fi.IsDir() {
-			return "", fmt.Errorf("instructions file %s is a directory", path)
-		}
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("instructions file %s does not exist", path)
-		}
-		return "", fmt.Errorf("reading instructions from %s: %w", name, unwrapPathError(err))
-	}
-	if strings.TrimSpace(string(data)) == "" {
-		return "", fmt.Errorf("instructions from %s are empty", name)
-	}
-	if !utf8.Valid(data) {
-		return "", fmt.Errorf("instructions from %s are not UTF-8 text", name)
-	}
-	s := string(data)
-	if !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return s, nil
 }
 
 // unwrapPathError drops the *PathError wrapper when the message already names

@@ -94,8 +94,9 @@ func (c *console) errorf(format string, args ...any) {
 	fmt.Fprintf(c.err, progName+": "+format+"\n", args...)
 }
 
-// rawf prints to stderr without the program name (the seeds' signal
-// messages).
+// rawf prints to stderr without the program name: the interrupt messages
+// ("Interrupted: waiting for claude …"), which read as the tool speaking to
+// the user at the terminal rather than as diagnostics.
 func (c *console) rawf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
