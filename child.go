@@ -83,6 +83,20 @@ type child struct {
 
 	// tail is the end of its stderr, read after stderrDone.
 	tail tailBuffer
+	// panicked receives what a panic in one of its goroutines (readers,
+	// the stdin writer, the waiter) recovered.
+	panicked chan any
+}
+
+// recoverPanic, deferred in each of c's goroutines, turns a panic into a
+// message to the supervisor instead of a crash with the terminal raw.
+func (c *child) recoverPanic() {
+	if p := recover(); p != nil {
+		select {
+		case c.panicked <- p:
+		default:
+		}
+	}
 }
 
 // who names c in messages: "the agent", or its name ("test command").
@@ -121,7 +135,7 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, outW, errW
-	c := &child{name: "claude", done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR}
+	c := &child{name: "claude", done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR, panicked: make(chan any, 4)}
 	if spec.mergeOutput {
 		c.stderrR = nil
 		close(c.stderrDone)
@@ -138,8 +152,9 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 			return
 		}
 		startErr <- nil
+		defer close(c.done)
+		defer c.recoverPanic()
 		c.waitErr = cmd.Wait()
-		close(c.done)
 	}()
 	err = <-startErr
 	stdinR.Close()
@@ -161,12 +176,16 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	c.lastOutput.Store(c.started.UnixNano())
 
 	go func() {
+		defer c.recoverPanic()
 		// A write error means the child exited without reading its input;
 		// its outcome says why.
+		defer stdinW.Close()
 		stdinW.Write(spec.input)
-		stdinW.Close()
 	}()
-	go readOut(c)
+	go func() {
+		defer c.recoverPanic()
+		readOut(c)
+	}()
 	if !spec.mergeOutput {
 		go c.readStderr(stderrLog)
 	}
@@ -224,6 +243,7 @@ func (t *touchReader) Read(p []byte) (int, error) {
 func (c *child) readStderr(log io.Writer) {
 	defer close(c.stderrDone)
 	defer c.stderrR.Close()
+	defer c.recoverPanic()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := c.stderrR.Read(buf)

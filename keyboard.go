@@ -8,12 +8,17 @@ package main
 // signals and output still gets its carriage returns (raw mode would turn
 // them into plain bytes); the previous mode is restored on every exit path
 // and before the tool suspends; keys come from /dev/tty opened with
-// os.OpenFile, which is pollable, so a pending read can be cancelled with a
-// deadline — its Fd method is never called (that would make it blocking),
-// ioctls go through SyscallConn.
+// os.OpenFile, which is pollable on Linux, so a pending read can be
+// cancelled with a deadline — its Fd method is never called (that would make
+// it blocking), ioctls go through SyscallConn. Where the terminal cannot be
+// polled (macOS: kqueue does not take ttys, and SetReadDeadline fails), reads
+// are timed by the terminal itself instead (VMIN 0, VTIME 1: a read returns
+// after a tenth of a second without a key), so that a pause never leaves a
+// read pending that would stop a background tool with SIGTTIN.
 
 import (
 	"errors"
+	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -25,6 +30,11 @@ type keyboard struct {
 	tty   *os.File
 	saved *syscall.Termios
 	keys  chan byte
+
+	// timedReads is set when read deadlines do not work on the tty.
+	timedReads bool
+	// panicked receives what a panic in the reader recovered.
+	panicked chan any
 
 	mu      sync.Mutex
 	reading bool // the reader goroutine is reading
@@ -50,8 +60,16 @@ func openKeyboard(stdin any) *keyboard {
 		tty.Close()
 		return nil
 	}
-	k := &keyboard{tty: tty, saved: saved, keys: make(chan byte, 16), wake: make(chan struct{}, 1)}
-	go k.read()
+	k := &keyboard{tty: tty, saved: saved, keys: make(chan byte, 16), wake: make(chan struct{}, 1), panicked: make(chan any, 1)}
+	k.timedReads = tty.SetReadDeadline(time.Time{}) != nil
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				k.panicked <- p
+			}
+		}()
+		k.read()
+	}()
 	k.resume()
 	return k
 }
@@ -75,6 +93,10 @@ func (k *keyboard) resume() {
 		t.Lflag &^= syscall.ICANON | syscall.ECHO
 		t.Cc[syscall.VMIN] = 1
 		t.Cc[syscall.VTIME] = 0
+		if k.timedReads {
+			t.Cc[syscall.VMIN] = 0
+			t.Cc[syscall.VTIME] = 1
+		}
 		if setTermios(k.tty, &t) == nil {
 			k.cbreak = true
 		}
@@ -87,6 +109,15 @@ func (k *keyboard) resume() {
 		default:
 		}
 	}
+}
+
+// panics returns the channel of the reader's panics (nil without a
+// keyboard: it blocks forever).
+func (k *keyboard) panics() <-chan any {
+	if k == nil {
+		return nil
+	}
+	return k.panicked
 }
 
 // active reports whether keys are being read.
@@ -147,7 +178,9 @@ func (k *keyboard) read() {
 			default: // nobody is listening fast enough; drop the key
 			}
 		}
-		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		// A timed read that expires returns no bytes, which os.File reports
+		// as io.EOF; otherwise EOF, like any other error, is a hangup.
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !(k.timedReads && errors.Is(err, io.EOF)) {
 			// The terminal is gone (hangup): stop reading.
 			k.mu.Lock()
 			k.paused = true

@@ -115,6 +115,9 @@ func (r *runner) loop() ending {
 		if end := r.checkDeadline(); end != nil {
 			return *end
 		}
+		if r.sup.startBlocked() {
+			return r.interruptEnding()
+		}
 		o, err := r.iterate()
 		if err != nil {
 			return ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
@@ -160,7 +163,7 @@ func (r *runner) iterate() (*iterationOutcome, error) {
 	end := r.sup.watch(c)
 	o.finish(c.waitErr, c.tail.String())
 	o.hang = end.hang
-	o.interrupted = r.sup.interrupt != nil
+	o.interrupted = r.sup.ending()
 	o.elapsed = time.Since(started) - end.suspended
 	if o.skipped > 0 || o.malformed > 0 {
 		r.log.printf("[%d malformed and %d oversized stream-json lines]", o.malformed, o.skipped)
@@ -205,7 +208,7 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 	if r.stops.cfg.TestCmd != "" {
 		r.saveMetadata() // 'status' shows the iteration while the tests run
 		t := r.runTests()
-		if r.sup.interrupt != nil {
+		if r.sup.ending() {
 			end := r.interruptEnding()
 			return &end
 		}
@@ -224,7 +227,7 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 		Tests: r.lastTests, TestFailStreak: r.testFailStreak, StopRequest: r.stop.source,
 		Dir: r.env.projectRoot, RunScript: r.runScript,
 	})
-	if r.sup.interrupt != nil { // while a script ran
+	if r.sup.ending() { // while a script ran
 		end := r.interruptEnding()
 		return &end
 	}
@@ -364,8 +367,12 @@ func (r *runner) showStopState(source string) {
 	}
 }
 
-// interruptEnding is the ending after a signal.
+// interruptEnding is the ending after a signal, or after an internal fault
+// in a helper goroutine.
 func (r *runner) interruptEnding() ending {
+	if r.sup.fault != "" {
+		return ending{code: exitError, reason: "error: " + r.sup.fault, status: statusFailed}
+	}
 	sig := r.sup.interrupt
 	return ending{code: exitCodeFor(sig), reason: fmt.Sprintf("stopped: interrupted (%s)", signalName(sig)), status: statusInterrupted, signal: sig}
 }

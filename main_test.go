@@ -33,7 +33,7 @@ func TestScript(t *testing.T) {
 		t.Logf("cannot become a subreaper: %v", err)
 	}
 	t.Cleanup(func() {
-		if n := sweepDescendants(true, nil); n > 0 {
+		if n := sweepDescendants(true, nil, 0); n > 0 {
 			t.Errorf("%d processes were left running by the scripts", n)
 		}
 	})

@@ -14,10 +14,11 @@ import (
 	"time"
 )
 
-// childSysProcAttr puts a child in its own process group. macOS has no
+// childSysProcAttr puts a child in its own session (so its own process
+// group, with no controlling terminal). macOS has no
 // parent-death signal: a SIGKILLed tool leaves the child running.
 func childSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	return &syscall.SysProcAttr{Setsid: true}
 }
 
 // becomeSubreaper is unavailable on macOS; the sweep then covers the
@@ -55,3 +56,17 @@ func raiseHere(sig syscall.Signal) {
 
 // hasChildren cannot be answered cheaply on macOS: always scan.
 func hasChildren() bool { return true }
+
+// setDefaultAction cannot reach below the Go runtime's handler on macOS
+// (package syscall has no sigaction there): the caller falls back to its
+// exit code.
+func setDefaultAction(sig syscall.Signal) bool { return false }
+
+// sessionOf returns the session of process pid (0: this process), or -1.
+func sessionOf(pid int) int {
+	sid, err := syscall.Getsid(pid)
+	if err != nil {
+		return -1
+	}
+	return sid
+}

@@ -15,11 +15,12 @@ import (
 	"unsafe"
 )
 
-// childSysProcAttr puts a child in its own process group and kills it if
+// childSysProcAttr puts a child in its own session (so its own process
+// group, with no controlling terminal) and kills it if
 // the thread that started it exits (see startChild for why that thread lives
 // until the child is reaped).
 func childSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.
@@ -97,4 +98,22 @@ func hasChildren() bool {
 	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])),
 		syscall.WEXITED|syscall.WSTOPPED|syscall.WCONTINUED|syscall.WNOHANG|wNoWait|wAll, 0, 0)
 	return errno != syscall.ECHILD
+}
+
+// setDefaultAction sets sig's action to the system's default (SIG_DFL)
+// with rt_sigaction, below the Go runtime, whose own handler stays installed
+// for signals such as SIGQUIT even after signal.Reset.
+func setDefaultAction(sig syscall.Signal) bool {
+	var action [4]uint64 // struct sigaction: handler SIG_DFL (0), no flags, empty mask
+	_, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&action[0])), 0, 8, 0, 0)
+	return errno == 0
+}
+
+// sessionOf returns the session of process pid (0: this process), or -1.
+func sessionOf(pid int) int {
+	sid, _, errno := syscall.RawSyscall(syscall.SYS_GETSID, uintptr(pid), 0, 0)
+	if errno != 0 {
+		return -1
+	}
+	return int(sid)
 }

@@ -6,7 +6,14 @@ package main
 //   - The handlers are installed before the terminal's mode changes and
 //     before any child starts.
 //   - A signal that was ignored when the tool started (SIGINT for a
-//     background job of a non-interactive shell) stays ignored.
+//     background job of a non-interactive shell, SIGHUP under nohup) stays
+//     ignored.
+//   - Escalation: while a run is already being interrupted, a second
+//     Ctrl+C (SIGINT) or a SIGQUIT forces the end at once; a repeat of
+//     SIGTERM or SIGHUP does not (bash sends SIGHUP twice when a terminal
+//     closes), and only switches a graceful Ctrl+C wait to the terminate
+//     path. Ctrl+\ (SIGQUIT) is a forced stop from the start, never a Go
+//     goroutine dump.
 //   - SIGPIPE is handled, not ignored: a closed stdout makes a write fail
 //     instead of killing the supervisor mid-run, and an ignored SIGPIPE
 //     would be inherited by the agent and its tools.
@@ -19,7 +26,7 @@ package main
 //     process died of it: bash then stops a "for t in a b; do claude-iterate
 //     run $t; done" loop at the first Ctrl+C, which a plain exit(130) would
 //     not do. The run returns the signal in its error (exitCodeError); only
-//     main re-raises.
+//     main re-raises. SIGQUIT is re-raised with core dumps off.
 
 import (
 	"os"
@@ -36,14 +43,14 @@ type signals struct {
 }
 
 // endingSignals are the signals that end a run.
-var endingSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+var endingSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // catchSignals starts delivering the signals a run handles.
 func catchSignals() *signals {
 	s := &signals{c: make(chan os.Signal, 8), ignoredAtStart: map[os.Signal]bool{}}
 	sigs := []os.Signal{syscall.SIGTSTP, syscall.SIGCONT}
 	for _, sig := range endingSignals {
-		if sig == syscall.SIGINT && signal.Ignored(sig) {
+		if signal.Ignored(sig) {
 			s.ignoredAtStart[sig] = true
 			continue
 		}
@@ -52,6 +59,41 @@ func catchSignals() *signals {
 	signal.Notify(s.c, sigs...)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	return s
+}
+
+// escalates reports whether sig, arriving while the run is already being
+// interrupted, forces the end at once.
+func escalates(sig os.Signal) bool {
+	return sig == syscall.SIGINT || sig == syscall.SIGQUIT
+}
+
+// pending returns a signal that is waiting to be handled, without blocking,
+// or nil.
+func (s *signals) pending() os.Signal {
+	select {
+	case sig := <-s.c:
+		return sig
+	default:
+		return nil
+	}
+}
+
+// dropQueued discards queued deliveries of sig, keeping the others in
+// order: two Ctrl+Z pressed before the tool stopped suspend it once.
+func (s *signals) dropQueued(sig os.Signal) {
+	var keep []os.Signal
+	for {
+		got := s.pending()
+		if got == nil {
+			break
+		}
+		if got != sig {
+			keep = append(keep, got)
+		}
+	}
+	for _, k := range keep {
+		s.c <- k
+	}
 }
 
 // exitError is the error that ends a run stopped by sig after cleanup: its
@@ -95,5 +137,13 @@ func exitCodeFor(sig os.Signal) int {
 // returns only if that did not end the process (the signal is blocked).
 func raiseDefault(sig syscall.Signal) {
 	signal.Reset(sig)
+	if sig == syscall.SIGQUIT {
+		// Go's own SIGQUIT action prints every goroutine's stack and exits
+		// 2: set the system's default action instead, without a core dump.
+		syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
+		if !setDefaultAction(sig) {
+			return
+		}
+	}
 	raiseHere(sig)
 }

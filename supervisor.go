@@ -8,16 +8,27 @@ package main
 //   - First Ctrl+C: no new iteration starts; SIGINT (and SIGCONT) go to the
 //     child's group; the supervisor waits for the child to exit, and the run
 //     then ends with 130. After the interrupt grace it escalates by itself.
-//   - Second Ctrl+C: SIGKILL to the child's group and every descendant.
+//   - Second Ctrl+C, or Ctrl+\ (SIGQUIT) at any time: SIGKILL to the
+//     child's group and every descendant.
 //   - SIGTERM / SIGHUP: SIGTERM (and SIGCONT) to the child's group, SIGKILL
-//     after terminateTimeout.
+//     after terminateTimeout. Their repeats do not escalate (signals.go).
+//   - A signal that came while no child ran is handled before the next
+//     child starts: no agent starts after a signal.
+//   - Time spent suspended is not spent from any timer: the interrupt grace,
+//     the terminate timeout, the iteration and idle timeouts and the
+//     after-result watchdog all resume where they were.
 //   - The hang protections (iteration timeout, idle timeout, the agent
 //     still running after its result) use the SIGTERM-then-SIGKILL path.
-//   - Ctrl+Z: restore the terminal, stop the child's group and its
-//     descendants outside it, then stop the tool with SIGSTOP (a self-sent
-//     SIGTSTP is dropped by the Go runtime's handler, and ignored in an
-//     orphaned process group). On continue: resume them all, and re-enter
-//     cbreak mode only if in the foreground again.
+//   - Ctrl+Z: restore the terminal, stop every process of the run (sweep.go),
+//     then stop the tool with SIGSTOP (a self-sent SIGTSTP is dropped by the
+//     Go runtime's handler). On continue: resume them all, and re-enter
+//     cbreak mode only if in the foreground again. A SIGTSTP that reaches a
+//     tool whose process group is orphaned (started under setsid, no job
+//     control shell) is ignored, as the kernel would: nobody could continue
+//     it. Ctrl+Z pressed twice before the tool stopped suspends it once.
+//   - A panic in a child's reader or writer, or in the keyboard's reader,
+//     ends the child by force and the run with an internal error; the
+//     terminal is restored on the way out like on every other.
 //   - Outside a child, every ending signal ends the wait at once.
 //   - When a child ends, by any path, its output is drained and everything
 //     it left behind is swept (sweep.go).
@@ -58,6 +69,9 @@ type supervisor struct {
 
 	// interrupt is the signal that is ending the run, once one came.
 	interrupt os.Signal
+	// fault is an internal error (a panic in a helper goroutine) that ends
+	// the run.
+	fault string
 	// suspended is the time the tool has spent stopped (Ctrl+Z).
 	suspended time.Duration
 }
@@ -65,6 +79,7 @@ type supervisor struct {
 // childEnd is how a supervised child ended.
 type childEnd struct {
 	hang      string        // the hang protection that fired
+	fault     string        // a panic in one of its goroutines
 	forced    bool          // the child was SIGKILLed
 	recorded  []int         // its descendants, recorded before the kill
 	suspended time.Duration // time spent suspended while it ran
@@ -115,22 +130,55 @@ func (s *supervisor) await(c *child) childEnd {
 		select {
 		case <-c.done:
 			return end
+		case p := <-c.panicked:
+			if end.fault == "" {
+				end.fault = fmt.Sprintf("internal error: %v", p)
+				if s.fault == "" {
+					s.fault = end.fault
+				}
+				s.con.errorf("%s: ending %s", end.fault, c.who())
+				s.log.printf("INTERNAL ERROR: %v", p)
+				s.forceKill(c, &end)
+			}
+		case p := <-s.kb.panics():
+			s.keyboardPanic(p)
+			s.forceKill(c, &end)
 		case k := <-s.keys():
 			if s.onKey != nil {
 				s.onKey(k)
 			}
 		case sig := <-s.sigs.c:
-			switch sig {
-			case syscall.SIGTSTP:
-				end.suspended += s.suspend(c)
+			switch {
+			case sig == syscall.SIGTSTP:
+				d := s.suspend(c)
+				end.suspended += d
+				// The timers resume where they were.
 				c.lastOutput.Store(time.Now().UnixNano())
-			case syscall.SIGCONT:
-				// Handled where the tool stopped itself.
-			case syscall.SIGINT:
-				if s.interrupt != nil {
-					s.forceKill(c, &end)
-					continue
+				if at := c.resultAt.Load(); at != 0 {
+					c.resultAt.Store(at + int64(d))
 				}
+				if !escalateAt.IsZero() {
+					escalateAt = escalateAt.Add(d)
+				}
+			case sig == syscall.SIGCONT:
+				// Handled where the tool stopped itself.
+			case s.interrupt != nil && escalates(sig):
+				s.forceKill(c, &end)
+			case s.interrupt != nil:
+				// A repeat of SIGTERM or SIGHUP: no escalation, but a
+				// graceful Ctrl+C wait becomes a terminate wait.
+				s.log.printf("[%s again: still waiting for %s]", signalName(sig), c.who())
+				if s.interrupt == syscall.SIGINT && !end.forced {
+					terminate(c)
+					if at := time.Now().Add(terminateTimeout); at.Before(escalateAt) {
+						escalateAt = at
+					}
+				}
+			case sig == syscall.SIGQUIT:
+				s.interrupt = sig
+				s.log.printf("[SIGQUIT: forced stop]")
+				s.forceKill(c, &end)
+			case sig == syscall.SIGINT:
 				s.interrupt = sig
 				s.con.rawf("Interrupted: waiting for %s to finish cleaning up (press Ctrl+C again to force quit)", c.name)
 				s.log.printf("[SIGINT: forwarded to %s]", c.who())
@@ -138,10 +186,6 @@ func (s *supervisor) await(c *child) childEnd {
 				signalGroup(c.pgid, syscall.SIGCONT)
 				escalateAt = time.Now().Add(s.interruptGrace)
 			default: // SIGTERM, SIGHUP
-				if s.interrupt != nil {
-					s.forceKill(c, &end)
-					continue
-				}
 				s.interrupt = sig
 				s.con.rawf("Interrupted. Terminating %s process...", c.name)
 				s.log.printf("[%s: terminating %s]", signalName(sig), c.who())
@@ -168,6 +212,14 @@ func (s *supervisor) await(c *child) childEnd {
 				}
 			}
 		}
+	}
+}
+
+// keyboardPanic records a panic of the keyboard's reader as the run's fault.
+func (s *supervisor) keyboardPanic(p any) {
+	if s.fault == "" {
+		s.fault = fmt.Sprintf("internal error: %v", p)
+		s.log.printf("INTERNAL ERROR (keyboard): %v", p)
 	}
 }
 
@@ -221,9 +273,9 @@ func (s *supervisor) cleanUp(c *child, end childEnd) {
 		return true
 	}
 	drained(drainWait)
-	// The group first (cheap, and it holds most leftovers), then the sweep.
-	signalGroup(c.pgid, syscall.SIGKILL)
-	if n := sweepDescendants(end.forced, end.recorded); n > 0 {
+	// What the child left, in its group or outside it: TERM, then KILL
+	// after a grace (at once when it was force-killed).
+	if n := sweepDescendants(end.forced, end.recorded, c.pgid); n > 0 {
 		s.log.printf("[ended %d leftover processes of %s]", n, c.who())
 	}
 	if !drained(readerCloseWait) {
@@ -238,6 +290,9 @@ func (s *supervisor) cleanUp(c *child, end childEnd) {
 // with the time left; a true answer ends the wait early. It reports whether
 // a signal ended the wait (s.interrupt is then set).
 func (s *supervisor) sleep(d time.Duration, check func(left time.Duration) bool) (interrupted bool) {
+	if s.startBlocked() {
+		return true
+	}
 	until := time.Now().Add(d)
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
@@ -254,6 +309,9 @@ func (s *supervisor) sleep(d time.Duration, check func(left time.Duration) bool)
 			if check(left) {
 				return false
 			}
+		case p := <-s.kb.panics():
+			s.keyboardPanic(p)
+			return true
 		case sig := <-s.sigs.c:
 			switch sig {
 			case syscall.SIGTSTP:
@@ -272,10 +330,39 @@ func (s *supervisor) sleep(d time.Duration, check func(left time.Duration) bool)
 	}
 }
 
-// suspend stops c (if any), its descendants and the tool (Ctrl+Z), and
-// resumes them all when the tool is continued. It returns how long the
-// tool was stopped.
+// ending reports whether a signal or a fault is ending the run.
+func (s *supervisor) ending() bool {
+	return s.interrupt != nil || s.fault != ""
+}
+
+// startBlocked answers the signals that came while no child ran (at an
+// iteration's boundary, in setup, in a zero delay), and reports whether one
+// of them ends the run, or a fault did: then no child may start.
+func (s *supervisor) startBlocked() bool {
+	for {
+		sig := s.sigs.pending()
+		switch {
+		case sig == nil:
+			return s.ending()
+		case sig == syscall.SIGTSTP:
+			s.suspend(nil)
+		case sig == syscall.SIGCONT:
+		default:
+			if s.interrupt == nil {
+				s.interrupt = sig
+			}
+		}
+	}
+}
+
+// suspend stops c (if any), every other process of the run and the tool
+// (Ctrl+Z), and resumes them all when the tool is continued. It returns how
+// long the tool was stopped (0 when the SIGTSTP was ignored).
 func (s *supervisor) suspend(c *child) time.Duration {
+	if orphanedGroup() {
+		s.log.printf("[SIGTSTP ignored: the process group is orphaned, nobody could continue it]")
+		return 0
+	}
 	if s.kb != nil {
 		s.kb.pause() // restores the terminal's mode
 	}
@@ -285,16 +372,17 @@ func (s *supervisor) suspend(c *child) time.Duration {
 	s.con.mu.Unlock()
 	s.log.printf("[suspended (SIGTSTP)]")
 	s.log.Flush()
+	pgid := 0
 	if c != nil {
-		stopTree(c.pid, c.pgid)
+		pgid = c.pgid
 	}
+	others := stopTree(pgid)
 	stopped := time.Now()
 	raiseHere(syscall.SIGSTOP)
 	d := time.Since(stopped)
 	s.suspended += d
-	if c != nil {
-		continueTree(c.pid, c.pgid)
-	}
+	continueTree(pgid, others)
+	s.sigs.dropQueued(syscall.SIGTSTP)
 	s.log.printf("[resumed after %s]", roundDuration(d))
 	if s.kb != nil {
 		s.kb.resume() // only if in the foreground again

@@ -64,17 +64,34 @@ func signalOutsideGroup(root, pgid int, sig syscall.Signal) {
 	}
 }
 
-// stopTree stops a child's group (SIGTSTP, which it may catch to clean up its
-// terminal) and its descendants outside the group (SIGSTOP).
-func stopTree(pid, pgid int) {
-	signalGroup(pgid, syscall.SIGTSTP)
-	signalOutsideGroup(pid, pgid, syscall.SIGSTOP)
+// stopTree stops every process of the run (Ctrl+Z): the child's group
+// (pgid, 0 for none) and every other descendant of the tool, including
+// processes re-parented to it — a double-forked daemon, a tool whose parent
+// exited. SIGSTOP, not SIGTSTP: the child is a session leader without a
+// terminal, whose group is orphaned, and the kernel discards a
+// default-action SIGTSTP there. It returns the pids it stopped outside the
+// group, for continueTree; one already stopped by someone else is left as
+// it is.
+func stopTree(pgid int) []int {
+	signalGroup(pgid, syscall.SIGSTOP)
+	var stopped []int
+	for _, p := range descendants(os.Getpid(), listProcs()) {
+		if p.pgid == pgid || p.state == 'Z' || p.state == 'T' {
+			continue
+		}
+		if syscall.Kill(p.pid, syscall.SIGSTOP) == nil {
+			stopped = append(stopped, p.pid)
+		}
+	}
+	return stopped
 }
 
 // continueTree resumes what stopTree stopped, the outside first so that the
 // child finds its tools running when it wakes.
-func continueTree(pid, pgid int) {
-	signalOutsideGroup(pid, pgid, syscall.SIGCONT)
+func continueTree(pgid int, stopped []int) {
+	for _, pid := range stopped {
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
 	signalGroup(pgid, syscall.SIGCONT)
 }
 
@@ -97,32 +114,69 @@ const sweepTermWait = 2 * time.Second
 
 // sweepDescendants ends every process below this one: the leftovers of a
 // child (processes re-parented here because this process is a subreaper,
-// and their children) plus the recorded pids. With force it kills at once;
-// otherwise it asks with SIGTERM first. It reaps what it kills and returns
-// how many processes it found.
-func sweepDescendants(force bool, recorded []int) int {
-	if len(recorded) == 0 && !hasChildren() {
+// and their children), every member of the child's process group pgid (0:
+// none; without a subreaper its orphans re-parent elsewhere), and the
+// recorded pids. With force it kills at once; otherwise it asks with SIGTERM
+// first and kills what is still alive after sweepTermWait. It reaps what it
+// kills and returns how many processes it found.
+func sweepDescendants(force bool, recorded []int, pgid int) int {
+	return sweeper{list: listProcs, self: os.Getpid()}.sweep(force, recorded, pgid)
+}
+
+// sweeper is the sweep with its process lister, which tests replace.
+type sweeper struct {
+	list func() []procInfo
+	self int
+	// kill sends a signal; nil means syscall.Kill.
+	kill func(pid int, sig syscall.Signal) error
+}
+
+func (sw sweeper) signal(pid int, sig syscall.Signal) error {
+	if sw.kill != nil {
+		return sw.kill(pid, sig)
+	}
+	return syscall.Kill(pid, sig)
+}
+
+func (sw sweeper) sweep(force bool, recorded []int, pgid int) int {
+	if len(recorded) == 0 && pgid == 0 && !hasChildren() {
 		return 0
 	}
-	self := os.Getpid()
+	self := sw.self
 	found := map[int]bool{}
 	deadline := time.Now().Add(sweepTermWait)
 	termSent := map[int]bool{}
 	for round := 0; round < 1000; round++ {
-		procs := listProcs()
+		procs := sw.list()
 		var live []int
-		for _, p := range descendants(self, procs) {
+		seen := map[int]bool{}
+		add := func(p procInfo) {
+			if seen[p.pid] || p.pid == self {
+				return
+			}
+			seen[p.pid] = true
 			if p.state == 'Z' {
 				if p.ppid == self {
 					reap(p.pid)
 				}
-				continue
+				return
 			}
 			live = append(live, p.pid)
 		}
+		for _, p := range descendants(self, procs) {
+			add(p)
+		}
+		if pgid > 0 {
+			for _, p := range procs {
+				if p.pgid == pgid {
+					add(p)
+				}
+			}
+		}
 		if round == 0 {
 			for _, pid := range recorded {
-				if pid > 0 && pid != self && syscall.Kill(pid, 0) == nil {
+				if pid > 0 && !seen[pid] && pid != self && sw.signal(pid, 0) == nil {
+					seen[pid] = true
 					live = append(live, pid)
 				}
 			}
@@ -133,10 +187,10 @@ func sweepDescendants(force bool, recorded []int) int {
 		for _, pid := range live {
 			found[pid] = true
 			if force || time.Now().After(deadline) {
-				syscall.Kill(pid, syscall.SIGKILL)
+				sw.signal(pid, syscall.SIGKILL)
 			} else if !termSent[pid] {
-				syscall.Kill(pid, syscall.SIGTERM)
-				syscall.Kill(pid, syscall.SIGCONT)
+				sw.signal(pid, syscall.SIGTERM)
+				sw.signal(pid, syscall.SIGCONT)
 				termSent[pid] = true
 			}
 		}
@@ -155,4 +209,29 @@ func reap(pid int) {
 			return
 		}
 	}
+}
+
+// orphanedGroup reports whether this process's group is orphaned: no member
+// has a parent in another group of the same session, so no job-control
+// shell could continue it once stopped. The kernel discards a default-action
+// SIGTSTP in such a group; the tool, which handles SIGTSTP itself, must do
+// the same.
+func orphanedGroup() bool {
+	pgid, sid := syscall.Getpgrp(), sessionOf(0)
+	members := []procInfo{{pid: os.Getpid(), ppid: os.Getppid(), pgid: pgid}}
+	for _, p := range listProcs() {
+		if p.pgid == pgid && p.pid != members[0].pid {
+			members = append(members, p)
+		}
+	}
+	for _, m := range members {
+		ppg, err := syscall.Getpgid(m.ppid)
+		if err != nil || ppg == pgid {
+			continue
+		}
+		if sessionOf(m.ppid) == sid {
+			return false
+		}
+	}
+	return true
 }

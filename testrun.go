@@ -194,6 +194,9 @@ func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, on
 	spec.mergeOutput = true
 	out := r.con.transcript(r.log)
 	started := time.Now()
+	if r.sup.startBlocked() {
+		return childResult{exitCode: -1, err: "interrupted"}
+	}
 	c, err := startChild(spec, func(c *child) {
 		c.readLines(out, 1<<20, func(line []byte, skipped int64) {
 			if skipped > 0 {
@@ -215,7 +218,7 @@ func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, on
 	code, signal := childExit(c.waitErr)
 	cr.exitCode = code
 	switch {
-	case r.sup.interrupt != nil:
+	case r.sup.ending():
 		cr.err = "interrupted"
 	case end.hang != "":
 		cr.err = end.hang
@@ -260,7 +263,7 @@ func (r *runner) testTimeout() time.Duration {
 
 // runScript runs a custom_script condition's script: met on exit 0.
 func (r *runner) runScript(c *condition) (bool, string) {
-	if r.sup.interrupt != nil {
+	if r.sup.ending() {
 		return false, "not run: interrupted"
 	}
 	timeout := c.Timeout
