@@ -22,6 +22,7 @@ import (
 type console struct {
 	mu    sync.Mutex
 	out   *bufio.Writer
+	dest  io.Writer // what out writes to
 	err   io.Writer
 	level string
 	// fancy allows in-place updates (a terminal that is not dumb, and no
@@ -32,11 +33,30 @@ type console struct {
 }
 
 func newConsole(out, errw io.Writer, level string) *console {
-	c := &console{out: bufio.NewWriterSize(out, 64<<10), err: errw, level: level}
+	dest := holdInBackground(out)
+	c := &console{out: bufio.NewWriterSize(dest, 64<<10), dest: dest, err: holdInBackground(errw), level: level}
 	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" && os.Getenv("NO_COLOR") == "" {
 		c.fancy = true
 	}
 	return c
+}
+
+// releaseHeld writes what was held while the tool was in the background of
+// a tostop terminal (ttyhold.go), once it is in the foreground again; with
+// all set (at exit), whatever the foreground.
+func (c *console) releaseHeld(all bool) {
+	c.mu.Lock()
+	c.out.Flush()
+	c.mu.Unlock()
+	for _, w := range []io.Writer{c.dest, c.err} {
+		if h, ok := w.(*ttyHold); ok {
+			if all {
+				h.releaseAll()
+			} else {
+				h.release()
+			}
+		}
+	}
 }
 
 // clearStatus removes an in-place status line; c.mu must be held.

@@ -21,17 +21,19 @@ import (
 // runner is one run's state. Its fields are owned by the goroutine running
 // the loop; a child's readers touch only the child and its outcome.
 type runner struct {
-	env   *cliEnv
-	ws    *workspace
-	opts  *runOptions
-	cfg   *settings
-	con   *console
-	log   *runLog
-	sup   *supervisor
-	stop  *stopRequest
-	spec  childSpec // the agent's path, argv0 and arguments; input set per iteration
-	mode  string
-	start time.Time
+	env      *cliEnv
+	ws       *workspace
+	opts     *runOptions
+	cfg      *settings
+	con      *console
+	log      *runLog
+	sup      *supervisor
+	stop     *stopRequest
+	lock     *runLock // the workspace's run lock, held until finish
+	termMode *savedMode
+	spec     childSpec // the agent's path, argv0 and arguments; input set per iteration
+	mode     string
+	start    time.Time
 
 	maxIterations, stagnation, maxFailures int
 	delay                                  time.Duration
@@ -73,9 +75,12 @@ func runRun(env *cliEnv, args []string) error {
 	// Signals first: before the terminal changes and before any child starts.
 	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
 	becomeSubreaper()
-	if err := r.setup(pos); err != nil {
+	err = r.setup(pos)
+	defer r.lock.release() // idempotent: finish releases it first
+	if err != nil {
 		return err
 	}
+	r.termMode = saveTerminalMode(env.stdin, env.stdout, env.stderr)
 	if !opts.noKeyboard {
 		r.sup.kb = openKeyboard(env.stdin)
 	}
@@ -154,11 +159,13 @@ func (r *runner) iterate() (*iterationOutcome, error) {
 	r.log.printf("CLAUDE OUTPUT:")
 	spec := r.spec
 	spec.input = []byte(prompt)
+	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+r.lock.record.RunID)
 	transcript := r.con.transcript(r.log)
 	c, o, err := startAgent(spec, transcript, r.log)
 	if err != nil {
 		return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}, nil
 	}
+	r.lock.addChild(c.pid)
 	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
 	end := r.sup.watch(c)
 	o.finish(c.waitErr, c.tail.String())
@@ -464,7 +471,10 @@ func (r *runner) finish(end ending) error {
 		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", r.iter),
 		fmt.Sprintf("Cost: $%.4f", r.cost), "Elapsed: "+roundDuration(elapsed).String())
 	r.log.Close()
+	r.lock.release()
 	r.sup.kb.close()
+	r.termMode.restore()
+	r.con.releaseHeld(true)
 	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
 		r.con.rawf("Done.")
 	}

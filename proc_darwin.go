@@ -7,6 +7,7 @@ package main
 // on the calling thread, and asking whether any child exists.
 
 import (
+	"hash/fnv"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -27,22 +28,12 @@ func becomeSubreaper() error { return nil }
 
 // listProcs asks ps, as macOS has no /proc.
 func listProcs() []procInfo {
-	out, err := exec.Command("ps", "-A", "-o", "pid=,ppid=,pgid=,stat=").Output()
+	cmd := exec.Command("ps", "-A", "-o", "pid=,ppid=,pgid=,stat=")
+	out, err := cmd.Output()
 	if err != nil {
 		return nil
 	}
-	var procs []procInfo
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 {
-			continue
-		}
-		pid, _ := strconv.Atoi(f[0])
-		ppid, _ := strconv.Atoi(f[1])
-		pgid, _ := strconv.Atoi(f[2])
-		procs = append(procs, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[3][0]})
-	}
-	return procs
+	return parsePS(out, cmd.Process.Pid)
 }
 
 // raiseHere sends sig to this process and waits a moment for it to take
@@ -70,3 +61,20 @@ func sessionOf(pid int) int {
 	}
 	return sid
 }
+
+// processStart returns a number that tells pid's process from a later one
+// with the same pid: a hash of its start time as ps prints it.
+func processStart(pid int) (uint64, bool) {
+	out, err := exec.Command("ps", "-o", "lstart=", "-p", strconv.Itoa(pid)).Output()
+	s := strings.TrimSpace(string(out))
+	if err != nil || s == "" {
+		return 0, false
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64(), true
+}
+
+// processesWithEnv cannot read other processes' environments on macOS; the
+// recorded children are all a later run finds there.
+func processesWithEnv(kv string) []int { return nil }

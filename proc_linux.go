@@ -117,3 +117,50 @@ func sessionOf(pid int) int {
 	}
 	return int(sid)
 }
+
+// processStart returns pid's start time (clock ticks since boot, from
+// /proc/PID/stat), which tells a process from a later one with its pid; a
+// zombie, which is already dead, has none.
+func processStart(pid int) (uint64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return 0, false
+	}
+	f := bytes.Fields(data[i+2:])
+	if len(f) < 20 || f[0][0] == 'Z' {
+		return 0, false
+	}
+	start, err := strconv.ParseUint(string(f[19]), 10, 64)
+	return start, err == nil
+}
+
+// processesWithEnv returns the processes whose environment holds the
+// variable kv ("NAME=value").
+func processesWithEnv(kv string) []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	want := append([]byte(kv), 0)
+	var pids []int
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + n + "/environ")
+		if err != nil {
+			continue
+		}
+		if bytes.HasPrefix(data, want) || bytes.Contains(data, append([]byte{0}, want...)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

@@ -55,11 +55,23 @@ func (r *runner) setup(pos []string) error {
 	}
 	r.ws = ws
 	r.mode = ws.meta.Mode
-	if pid := ws.runningPID(); pid != 0 && pid != os.Getpid() {
-		return withHint(fmt.Errorf("workspace %s is already being run (pid %d)", ws.Name, pid), "stop that run first: claude-iterate stop %s", ws.Name)
+	lock, prev, err := acquireRunLock(ws)
+	if err != nil {
+		var el *errLocked
+		if errors.As(err, &el) {
+			return withHint(err, "stop that run first: claude-iterate stop %s", ws.Name)
+		}
+		return err
 	}
+	r.lock = lock
 	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
 	r.con = newConsole(env.stdout, env.stderr, r.cfg.str("outputLevel"))
+	if prev.RunID != "" && !prev.Ended {
+		if pids := survivors(prev); len(pids) > 0 {
+			r.con.errorf("an earlier run of %s (pid %d) was killed and left %d %s running (pid %s): ending them", ws.Name, prev.PID, len(pids), map[bool]string{true: "process", false: "processes"}[len(pids) == 1], describePIDs(pids))
+			endSurvivors(pids)
+		}
+	}
 
 	r.maxIterations = r.cfg.count("defaultMaxIterations")
 	if r.maxIterations == 0 {

@@ -21,7 +21,7 @@ const listUsage = `Usage: claude-iterate list
 Lists the workspaces under the workspaces directory (claude-iterate/workspaces
 by default, see 'claude-iterate config'), and a ralph-mode run's state in the
 current directory, with mode, status, iterations run, progress and last run.
-A status of "running?" is a run that ended without cleaning up (killed with
+A status of "ended abnormally" is a run that ended without cleaning up (killed with
 SIGKILL, or a crash).
 
 Example:

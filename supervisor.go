@@ -100,6 +100,7 @@ func (s *supervisor) poll() {
 	if s.onPoll != nil {
 		s.onPoll()
 	}
+	s.con.releaseHeld(false)
 	if s.kb == nil {
 		return
 	}

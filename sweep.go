@@ -15,6 +15,8 @@ package main
 import (
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -52,16 +54,6 @@ func descendants(root int, procs []procInfo) []procInfo {
 		}
 	}
 	return out
-}
-
-// signalOutsideGroup sends sig to every live descendant of root that is not
-// in process group pgid (the group itself is signalled as a whole).
-func signalOutsideGroup(root, pgid int, sig syscall.Signal) {
-	for _, p := range descendants(root, listProcs()) {
-		if p.pgid != pgid && p.state != 'Z' {
-			syscall.Kill(p.pid, sig)
-		}
-	}
 }
 
 // stopTree stops every process of the run (Ctrl+Z): the child's group
@@ -129,6 +121,9 @@ type sweeper struct {
 	self int
 	// kill sends a signal; nil means syscall.Kill.
 	kill func(pid int, sig syscall.Signal) error
+	// hasChildren reports whether there may be anything below self; nil
+	// means the system's answer.
+	hasChildren func() bool
 }
 
 func (sw sweeper) signal(pid int, sig syscall.Signal) error {
@@ -139,7 +134,10 @@ func (sw sweeper) signal(pid int, sig syscall.Signal) error {
 }
 
 func (sw sweeper) sweep(force bool, recorded []int, pgid int) int {
-	if len(recorded) == 0 && pgid == 0 && !hasChildren() {
+	if sw.hasChildren == nil {
+		sw.hasChildren = hasChildren
+	}
+	if len(recorded) == 0 && pgid == 0 && !sw.hasChildren() {
 		return 0
 	}
 	self := sw.self
@@ -234,4 +232,25 @@ func orphanedGroup() bool {
 		}
 	}
 	return true
+}
+
+// parsePS reads the output of "ps -A -o pid=,ppid=,pgid=,stat=" (macOS has
+// no /proc), leaving out the ps process itself (lister): it is a live child
+// of the tool while it runs, and the sweep would wait for it in vain.
+func parsePS(out []byte, lister int) []procInfo {
+	var procs []procInfo
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		pid, _ := strconv.Atoi(f[0])
+		ppid, _ := strconv.Atoi(f[1])
+		pgid, _ := strconv.Atoi(f[2])
+		if pid == lister || pid <= 0 {
+			continue
+		}
+		procs = append(procs, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[3][0]})
+	}
+	return procs
 }

@@ -76,3 +76,43 @@ func foregroundGroup(f *os.File) (int, error) {
 	}
 	return int(pgrp), nil
 }
+
+// savedMode is a terminal's mode saved when a run starts, to restore at its
+// end whether or not the keyboard was read: a program that changed it
+// (stty) must not leave the user's shell broken.
+type savedMode struct {
+	f *os.File
+	t *syscall.Termios
+}
+
+// saveTerminalMode saves the mode of the first of files that is a terminal,
+// or returns nil.
+func saveTerminalMode(files ...any) *savedMode {
+	for _, v := range files {
+		f, ok := v.(*os.File)
+		if !ok {
+			continue
+		}
+		if t, err := getTermios(f); err == nil {
+			return &savedMode{f: f, t: t}
+		}
+	}
+	return nil
+}
+
+// restore sets the saved mode back if it changed, and only from the
+// foreground: from the background, the change itself would stop the tool
+// with SIGTTOU.
+func (m *savedMode) restore() {
+	if m == nil {
+		return
+	}
+	now, err := getTermios(m.f)
+	if err != nil || *now == *m.t {
+		return
+	}
+	if pg, err := foregroundGroup(m.f); err != nil || pg != syscall.Getpgrp() {
+		return
+	}
+	setTermios(m.f, m.t)
+}

@@ -192,6 +192,7 @@ type childResult struct {
 func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, onLine func(line []byte)) childResult {
 	spec.dir = r.env.projectRoot
 	spec.mergeOutput = true
+	spec.env = append(spec.env, runIDEnv+"="+r.lock.record.RunID)
 	out := r.con.transcript(r.log)
 	started := time.Now()
 	if r.sup.startBlocked() {
@@ -212,6 +213,7 @@ func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, on
 	if err != nil {
 		return childResult{exitCode: -1, err: fmt.Sprintf("cannot start %s: %v", name, unwrapPathError(err)), elapsed: time.Since(started)}
 	}
+	r.lock.addChild(c.pid)
 	c.name, c.timeout = name, timeout
 	end := r.sup.watch(c)
 	cr := childResult{elapsed: time.Since(started) - end.suspended}

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -255,20 +254,27 @@ func (w *workspace) save() error {
 
 // runningPID returns the pid of a live run of this workspace, or 0.
 func (w *workspace) runningPID() int {
-	if w.meta == nil || w.meta.Status != statusRunning || w.meta.PID <= 0 {
+	pid, held := lockHolder(w)
+	if !held {
 		return 0
 	}
-	if err := syscall.Kill(w.meta.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return 0
+	if pid <= 0 && w.meta != nil {
+		pid = w.meta.PID
 	}
-	return w.meta.PID
+	return pid
 }
 
-// displayStatus is the status shown by list and status: a run that died
-// without cleaning up (kill -9, a crash) shows as such.
+// statusKilled is the status shown for a run that died without cleaning up
+// (kill -9, a crash): its metadata still says running, but no run holds the
+// workspace's lock.
+const statusKilled = "ended abnormally"
+
+// displayStatus is the status shown by list and status.
 func (w *workspace) displayStatus() string {
-	if w.meta.Status == statusRunning && w.runningPID() == 0 {
-		return "running?"
+	if w.meta.Status == statusRunning {
+		if _, held := lockHolder(w); !held {
+			return statusKilled
+		}
 	}
 	return w.meta.Status
 }

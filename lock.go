@@ -1,0 +1,288 @@
+package main
+
+// This file implements the one-run-per-workspace lock and the clean-up after
+// a run that was killed. The rules are:
+//
+//   - A run holds an advisory lock (flock) on <state>/.lock for its whole
+//     life. The kernel releases it when the process dies, however it dies,
+//     so the lock is never stale: a pid left in .metadata.json by a run
+//     killed with SIGKILL (and maybe reused since) never locks a workspace
+//     out, and a second run of the same workspace fails at once, naming
+//     the pid of the first.
+//   - The lock file records the run: its pid, an id unique to the run, and
+//     the pid and start time of each child it started (a start time, so
+//     that a reused pid is never touched). Every child gets the id in its
+//     environment (CLAUDE_ITERATE_RUN), which its own children inherit.
+//   - When a run finds the record of an earlier run that did not end
+//     cleanly (the tool was killed with SIGKILL, or crashed), it ends that
+//     run's survivors — the recorded children still alive with the same
+//     start time, and on Linux every process whose environment carries the
+//     earlier run's id — with SIGTERM then SIGKILL, and says so, before it
+//     starts an agent.
+//   - status, list and stop ask the lock, never the pid, whether a run is
+//     going on.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	lockFile = ".lock"
+	// runIDEnv carries a run's id to every process it starts.
+	runIDEnv = "CLAUDE_ITERATE_RUN"
+)
+
+// runRecord is the content of the lock file.
+type runRecord struct {
+	PID   int    `json:"pid"`
+	RunID string `json:"runId"`
+	// Ended is set when the run ended cleanly.
+	Ended bool `json:"ended,omitempty"`
+	// Children are the processes the run started.
+	Children []recordedProc `json:"children,omitempty"`
+}
+
+// recordedProc is a process the run started: pid and start time.
+type recordedProc struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+// maxRecorded bounds the record: the agents of a long run are not all kept.
+const maxRecorded = 64
+
+// runLock is a held workspace lock.
+type runLock struct {
+	f      *os.File
+	record runRecord
+}
+
+// errLocked is a workspace another run holds.
+type errLocked struct {
+	ws  string
+	pid int
+}
+
+func (e *errLocked) Error() string {
+	if e.pid > 0 {
+		return fmt.Sprintf("workspace %s is already being run (pid %d)", e.ws, e.pid)
+	}
+	return fmt.Sprintf("workspace %s is already being run", e.ws)
+}
+
+func (w *workspace) lockPath() string { return filepath.Join(w.StateDir, lockFile) }
+
+// acquireRunLock takes the workspace's lock for this run, and returns the
+// record the previous run left in it (zero if none).
+func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
+	var prev runRecord
+	path := w.lockPath()
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, prev, fmt.Errorf("%s is not a regular file; remove it", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, prev, fmt.Errorf("opening the run lock: %w", err)
+	}
+	// A status or stop probing the lock holds it shared for an instant:
+	// try again for a moment before believing another run has it.
+	for tries := 0; ; tries++ {
+		err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, prev, fmt.Errorf("locking %s: %w", path, err)
+		}
+		rec := readRecord(f)
+		if (rec.PID > 0 && rec.PID != os.Getpid() && processAlive(rec.PID)) || tries >= 20 {
+			f.Close()
+			return nil, prev, &errLocked{ws: w.Name, pid: rec.PID}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	prev = readRecord(f)
+	l := &runLock{f: f, record: runRecord{PID: os.Getpid(), RunID: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())}}
+	l.write()
+	return l, prev, nil
+}
+
+// readRecord reads a lock file's record; a missing or damaged one is zero.
+func readRecord(f *os.File) runRecord {
+	var rec runRecord
+	buf := make([]byte, 64<<10)
+	n, _ := f.ReadAt(buf, 0)
+	json.Unmarshal(buf[:n], &rec)
+	return rec
+}
+
+// write replaces the lock file's content with the record.
+func (l *runLock) write() {
+	data, _ := json.Marshal(l.record)
+	l.f.Truncate(0)
+	l.f.WriteAt(append(data, '\n'), 0)
+}
+
+// addChild records a child the run started.
+func (l *runLock) addChild(pid int) {
+	if l == nil || l.f == nil {
+		return
+	}
+	start, ok := processStart(pid)
+	if !ok {
+		return
+	}
+	l.record.Children = append(l.record.Children, recordedProc{PID: pid, Start: start})
+	if len(l.record.Children) > maxRecorded {
+		l.record.Children = l.record.Children[len(l.record.Children)-maxRecorded:]
+	}
+	l.write()
+}
+
+// release marks the run ended cleanly and drops the lock; a second call
+// does nothing.
+func (l *runLock) release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	l.record.Ended = true
+	l.record.Children = nil
+	l.write()
+	l.f.Close() // closing the descriptor releases the flock
+	l.f = nil
+}
+
+// lockHolder reports whether a run holds the workspace's lock, and its pid.
+func lockHolder(w *workspace) (pid int, held bool) {
+	f, err := os.Open(w.lockPath())
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		flock(f, syscall.LOCK_UN)
+		return 0, false
+	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
+		return 0, false
+	}
+	return readRecord(f).PID, true
+}
+
+// uncleanRecord returns the record of the workspace's last run if it did
+// not end cleanly and holds no lock (it was killed), else nil.
+func uncleanRecord(w *workspace) *runRecord {
+	if _, held := lockHolder(w); held {
+		return nil
+	}
+	f, err := os.Open(w.lockPath())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	rec := readRecord(f)
+	if rec.RunID == "" || rec.Ended {
+		return nil
+	}
+	return &rec
+}
+
+// survivors returns the live processes an earlier run left: its recorded
+// children with their start times unchanged, and every process whose
+// environment carries its id.
+func survivors(rec runRecord) []int {
+	self := os.Getpid()
+	seen := map[int]bool{self: true}
+	var pids []int
+	for _, c := range rec.Children {
+		if start, ok := processStart(c.PID); ok && start == c.Start && !seen[c.PID] {
+			seen[c.PID] = true
+			pids = append(pids, c.PID)
+		}
+	}
+	for _, pid := range processesWithEnv(runIDEnv + "=" + rec.RunID) {
+		if !seen[pid] {
+			seen[pid] = true
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// endSurvivors ends the given processes: SIGTERM, then SIGKILL for those
+// still alive after sweepTermWait.
+func endSurvivors(pids []int) {
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGTERM)
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	deadline := time.Now().Add(sweepTermWait)
+	for time.Now().Before(deadline) {
+		alive := 0
+		for _, pid := range pids {
+			if processAlive(pid) {
+				alive++
+			}
+		}
+		if alive == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// processAlive reports whether pid is a live process (not a zombie).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	for _, p := range listProcs() {
+		if p.pid == pid {
+			return p.state != 'Z'
+		}
+	}
+	return true
+}
+
+// describePIDs lists pids for a message.
+func describePIDs(pids []int) string {
+	var s []string
+	for _, p := range pids {
+		s = append(s, fmt.Sprint(p))
+	}
+	return strings.Join(s, ", ")
+}
+
+// flock applies an advisory lock operation to f.
+func flock(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	err = rc.Control(func(fd uintptr) {
+		for {
+			ferr = syscall.Flock(int(fd), how)
+			if !errors.Is(ferr, syscall.EINTR) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return ferr
+}

@@ -1,0 +1,102 @@
+package main
+
+// This file keeps the tool's own terminal output from stopping it. With
+// "stty tostop", a background process that writes to its terminal is stopped
+// by SIGTTOU — the tool would then stand still while the agent runs on and
+// its timeouts count. The rules are: when stdout or stderr is a terminal,
+// the tool is not in the terminal's foreground process group, and tostop is
+// set, what the tool prints is held (up to heldMax; beyond that the oldest is
+// dropped, with a note) and written once the tool is back in the foreground;
+// SIGTTOU is never caught or ignored (a caught one makes the write loop, an
+// ignored one is inherited by the agent). At exit, what is held is written
+// anyway: nothing runs on any more, and the user asked for tostop.
+
+import (
+	"io"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// heldMax bounds what is held while in the background.
+const heldMax = 256 << 10
+
+// ttyHold is a terminal writer that holds output while the tool is in the
+// background of a tostop terminal.
+type ttyHold struct {
+	f     *os.File
+	mu    sync.Mutex
+	held  []byte
+	lost  bool
+	force bool // at exit: write whatever happens
+}
+
+// holdInBackground wraps w when it is a terminal; other writers are
+// returned as they are.
+func holdInBackground(w io.Writer) io.Writer {
+	f, ok := w.(*os.File)
+	if !ok || !isTerminal(f) {
+		return w
+	}
+	return &ttyHold{f: f}
+}
+
+// mustHold reports whether a write now would stop the tool.
+func (t *ttyHold) mustHold() bool {
+	if t.force {
+		return false
+	}
+	pg, err := foregroundGroup(t.f)
+	if err != nil || pg == syscall.Getpgrp() {
+		return false
+	}
+	tio, err := getTermios(t.f)
+	return err == nil && tio.Lflag&syscall.TOSTOP != 0
+}
+
+func (t *ttyHold) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mustHold() {
+		t.held = append(t.held, p...)
+		if len(t.held) > heldMax {
+			t.held = append(t.held[:0], t.held[len(t.held)-heldMax:]...)
+			t.lost = true
+		}
+		return len(p), nil
+	}
+	if err := t.flushLocked(); err != nil {
+		return 0, err
+	}
+	return t.f.Write(p)
+}
+
+func (t *ttyHold) flushLocked() error {
+	if len(t.held) == 0 {
+		return nil
+	}
+	if t.lost {
+		t.lost = false
+		io.WriteString(t.f, "[output held while in the background was cut to its last 256 KiB]\n")
+	}
+	_, err := t.f.Write(t.held)
+	t.held = t.held[:0]
+	return err
+}
+
+// release writes what is held if the tool is back in the foreground.
+func (t *ttyHold) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.held) > 0 && !t.mustHold() {
+		t.flushLocked()
+	}
+}
+
+// releaseAll writes what is held whatever the foreground (at exit).
+func (t *ttyHold) releaseAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.force = true
+	t.flushLocked()
+}
