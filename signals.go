@@ -117,6 +117,8 @@ func signalName(sig os.Signal) string {
 		return "SIGHUP"
 	case syscall.SIGQUIT:
 		return "SIGQUIT"
+	case syscall.SIGKILL:
+		return "SIGKILL"
 	case syscall.SIGTSTP:
 		return "SIGTSTP"
 	case syscall.SIGCONT:

@@ -52,7 +52,9 @@ func (f *fakeTree) kill(pid int, sig syscall.Signal) error {
 	return nil
 }
 
-func itoa(n int) string { return string(rune('0'+n/100)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10)) }
+func itoa(n int) string {
+	return string(rune('0'+n/100)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
+}
 
 func TestSweepEndsDescendantsGroupAndRecorded(t *testing.T) {
 	// 10 is the tool; 20 a leftover child (re-parented), 21 its child; 30
