@@ -24,6 +24,9 @@ package main
 //	touch FILE           create FILE
 //	rm FILE              remove FILE
 //	pid FILE             write the fake's pid to FILE
+//	signal-parent SIG    send SIG (INT, TERM, HUP) to claude-iterate
+//	sh COMMAND           run COMMAND with sh -c, its output to stderr
+//	daemon PIDFILE       double-fork a sleeper (re-parented to the tool)
 //	ppid FILE            write its parent's (claude-iterate's) pid to FILE
 //	wait-file FILE       block until FILE exists (the test's go-ahead)
 //	wait-text FILE TEXT  block until FILE contains TEXT (e.g. the tool's output)
@@ -159,6 +162,19 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 		os.WriteFile(arg, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	case "ppid":
 		os.WriteFile(arg, []byte(strconv.Itoa(os.Getppid())), 0o644)
+	case "signal-parent":
+		sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP}[arg]
+		syscall.Kill(os.Getppid(), sig)
+	case "sh":
+		cmd := exec.Command("sh", "-c", arg)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "fake claude: sh: %v\n", err)
+		}
+	case "daemon":
+		// Double fork: the sleeper's parent exits at once, so it re-parents
+		// to the nearest subreaper (claude-iterate).
+		exec.Command("sh", "-c", "sleep 3600 & echo $! > "+arg).Run()
 	case "wait-file":
 		for !fileExists(arg) {
 			time.Sleep(10 * time.Millisecond)

@@ -362,6 +362,7 @@ func (s *supervisor) startBlocked() bool {
 func (s *supervisor) suspend(c *child) time.Duration {
 	if orphanedGroup() {
 		s.log.printf("[SIGTSTP ignored: the process group is orphaned, nobody could continue it]")
+		s.log.Flush()
 		return 0
 	}
 	if s.kb != nil {
