@@ -146,6 +146,9 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 		a.uncovered(r, "")
 		switch {
+		case r.Method == http.MethodHead:
+			// A connectivity probe (2.1.197 sends HEAD / before each session).
+			w.WriteHeader(http.StatusOK)
 		case strings.HasSuffix(r.URL.Path, "/count_tokens"):
 			// Token counting: a plausible count.
 			writeJSON(w, http.StatusOK, map[string]any{"input_tokens": 100})
