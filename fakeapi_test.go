@@ -38,6 +38,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // apiStep is one scripted reply.
@@ -99,9 +100,7 @@ type fakeAPI struct {
 	served int // model requests answered so far
 	// toolErrors are the tool results the CLI reported as errors.
 	toolErrors []string
-	// unknown are requests the script did not cover.
-	unknown []string
-	msgID   int
+	msgID      int
 }
 
 // startFakeAPI starts a fake API that replies as script says; logf receives
@@ -120,14 +119,6 @@ func (a *fakeAPI) close() {
 	close(a.hung)
 	a.srv.CloseClientConnections()
 	a.srv.Close()
-}
-
-// counts returns how many model requests were answered and how many script
-// lines remain.
-func (a *fakeAPI) counts() (served, left int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.served, len(a.script) - min(a.served, len(a.script))
 }
 
 // messagesRequest is the part of a Messages API request the fake reads.
@@ -188,15 +179,13 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	a.reply(w, r, req, step)
 }
 
-// uncovered logs and records a request the script does not cover.
+// uncovered logs a request the script does not cover: a new CLI version's
+// new calls show in the test log.
 func (a *fakeAPI) uncovered(r *http.Request, what string) {
 	line := r.Method + " " + r.URL.String()
 	if what != "" {
 		line += " (" + what + ")"
 	}
-	a.mu.Lock()
-	a.unknown = append(a.unknown, line)
-	a.mu.Unlock()
 	a.logf("fake API: uncovered request: %s", line)
 }
 
@@ -277,11 +266,8 @@ func (a *fakeAPI) reply(w http.ResponseWriter, r *http.Request, req messagesRequ
 	case "text":
 		block = map[string]any{"type": "text", "text": ""}
 		// Two deltas, as the API splits text.
-		half := len(step.arg) / 2
-		for _, part := range []string{step.arg[:half], step.arg[half:]} {
-			if part != "" {
-				deltas = append(deltas, map[string]any{"type": "text_delta", "text": part})
-			}
+		for _, part := range splitUTF8(step.arg, len(step.arg)/2+1) {
+			deltas = append(deltas, map[string]any{"type": "text_delta", "text": part})
 		}
 	case "tool":
 		name, input, _ := strings.Cut(step.arg, " ")
@@ -289,19 +275,17 @@ func (a *fakeAPI) reply(w http.ResponseWriter, r *http.Request, req messagesRequ
 		// The input arrives as partial JSON, split anywhere.
 		var compact bytes.Buffer
 		json.Compact(&compact, []byte(input))
-		js := compact.String()
-		for len(js) > 0 {
-			k := min(len(js), 40)
-			deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": js[:k]})
-			js = js[k:]
+		for _, part := range splitUTF8(compact.String(), 40) {
+			deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": part})
 		}
 		stop = "tool_use"
 	}
 	usage := map[string]any{"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !req.Stream {
-		full := block
-		if step.verb == "text" {
-			full = map[string]any{"type": "text", "text": step.arg}
+		full := map[string]any{"type": "text", "text": step.arg}
+		if step.verb == "tool" {
+			name, input, _ := strings.Cut(step.arg, " ")
+			full = map[string]any{"type": "tool_use", "id": block["id"], "name": name, "input": json.RawMessage(input)}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"id": id, "type": "message", "role": "assistant", "model": req.Model,
 			"content": []any{full}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
@@ -345,4 +329,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("request-id", "req_fake")
 	w.WriteHeader(status)
 	w.Write(data)
+}
+
+// splitUTF8 cuts s into pieces of at most n bytes (n > 0), never inside a
+// character: each delta the API streams is a valid string.
+func splitUTF8(s string, n int) []string {
+	var parts []string
+	for len(s) > 0 {
+		k := min(len(s), n)
+		for k < len(s) && k > 0 && !utf8.RuneStart(s[k]) {
+			k--
+		}
+		if k == 0 {
+			_, k = utf8.DecodeRuneInString(s)
+		}
+		parts = append(parts, s[:k])
+		s = s[k:]
+	}
+	return parts
 }
