@@ -81,8 +81,8 @@ func TestRealClaude(t *testing.T) {
 		t.Logf("cannot become a subreaper: %v", err)
 	}
 	t.Cleanup(func() {
-		if n := sweepDescendants(true, nil); n > 0 {
-			t.Errorf("%d processes were left running by the real-CLI scenarios", n)
+		if left := killLeftovers(0); len(left) > 0 {
+			t.Errorf("processes were left running by the real-CLI scenarios: %s", strings.Join(left, ", "))
 		}
 	})
 	p := testscript.Params{
@@ -186,18 +186,31 @@ func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 	if v, ok := sessions.Load(ts); ok {
 		shell = v.(*termSession).cmd.Process.Pid
 	}
-	var left []string
-	for _, p := range descendants(os.Getpid(), listProcs()) {
-		if p.pid == shell || p.state == 'Z' {
-			continue
-		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
-		left = append(left, fmt.Sprintf("%d (%s)", p.pid, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))))
-		syscall.Kill(p.pid, syscall.SIGKILL)
-	}
-	if len(left) > 0 {
+	if left := killLeftovers(shell); len(left) > 0 {
 		ts.Fatalf("processes left running: %s", strings.Join(left, ", "))
 	}
+}
+
+// killLeftovers kills every live process below the test process but except
+// (0: none), reaps the dead ones re-parented to it, and describes the live
+// ones it found.
+func killLeftovers(except int) []string {
+	self := os.Getpid()
+	var left []string
+	for _, p := range descendants(self, listProcs()) {
+		switch {
+		case p.pid == except:
+		case p.state == 'Z':
+			if p.ppid == self {
+				reap(p.pid)
+			}
+		default:
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
+			left = append(left, fmt.Sprintf("%d (%s)", p.pid, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))))
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
+	return left
 }
 
 // serialT runs testscript's scenarios one after the other: its Parallel
