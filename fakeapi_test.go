@@ -1,0 +1,350 @@
+package main
+
+// This file implements a fake Anthropic Messages API for the tests that run
+// the real claude CLI: an httptest server on loopback that streams
+// server-sent events as the real API does (message_start, then per content
+// block content_block_start / content_block_delta / content_block_stop, then
+// message_delta with the stop reason and message_stop). The CLI is pointed at
+// it with ANTHROPIC_BASE_URL.
+//
+// Its behaviour is a script, one reply per line, consumed in order by the
+// model requests (POST /v1/messages). Blank lines and lines starting with #
+// are ignored. Directives:
+//
+//	text TEXT           a text reply; the turn ends (end_turn)
+//	tool NAME JSON      a call of tool NAME with input JSON (tool_use); the
+//	                    CLI runs it and sends the result in its next request
+//	error STATUS TEXT   an HTTP error STATUS (500, 400…) with the API's JSON
+//	                    error body; x-should-retry: false, so the CLI gives up
+//	                    at once instead of retrying for minutes
+//	limit SECONDS       a 429 with a subscription's usage-limit headers,
+//	                    rejected, resetting SECONDS from now
+//	hang                accept the request and never answer
+//
+// A model request after the last line gets a 400 saying so, which fails the
+// iteration visibly. Requests the script does not cover — other paths,
+// token counting, non-streaming side requests — are logged and answered
+// sensibly, so that a new CLI version's extra calls show in the test log
+// instead of hanging the test.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// apiStep is one scripted reply.
+type apiStep struct {
+	verb, arg string
+	line      int
+}
+
+// parseAPIScript parses a fake API script.
+func parseAPIScript(text string) ([]apiStep, error) {
+	var steps []apiStep
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		verb, arg, _ := strings.Cut(line, " ")
+		arg = strings.TrimSpace(arg)
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("api script line %d: %s: %s", i+1, verb, fmt.Sprintf(format, args...))
+		}
+		switch verb {
+		case "text":
+			if arg == "" {
+				return nil, bad("no text")
+			}
+		case "tool":
+			name, input, _ := strings.Cut(arg, " ")
+			if !json.Valid([]byte(input)) || !strings.HasPrefix(strings.TrimSpace(input), "{") {
+				return nil, bad("tool %s: input is not a JSON object: %s", name, input)
+			}
+		case "error":
+			code, _, _ := strings.Cut(arg, " ")
+			if n, err := strconv.Atoi(code); err != nil || n < 400 || n > 599 {
+				return nil, bad("bad status %q", code)
+			}
+		case "limit":
+			if n, err := strconv.Atoi(arg); err != nil || n < 0 {
+				return nil, bad("bad seconds %q", arg)
+			}
+		case "hang":
+		default:
+			return nil, fmt.Errorf("api script line %d: unknown directive %q", i+1, verb)
+		}
+		steps = append(steps, apiStep{verb: verb, arg: arg, line: i + 1})
+	}
+	return steps, nil
+}
+
+// fakeAPI is one running fake Messages API.
+type fakeAPI struct {
+	srv  *httptest.Server
+	logf func(format string, args ...any)
+	// hung is closed by close to release the requests held by hang.
+	hung chan struct{}
+
+	mu     sync.Mutex
+	script []apiStep
+	served int // model requests answered so far
+	// toolErrors are the tool results the CLI reported as errors.
+	toolErrors []string
+	msgID      int
+}
+
+// startFakeAPI starts a fake API that replies as script says; logf receives
+// one line per request.
+func startFakeAPI(script []apiStep, logf func(format string, args ...any)) *fakeAPI {
+	a := &fakeAPI{script: script, logf: logf, hung: make(chan struct{})}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	return a
+}
+
+// url is the base URL for ANTHROPIC_BASE_URL.
+func (a *fakeAPI) url() string { return a.srv.URL }
+
+// close stops the server, first releasing the requests held by hang.
+func (a *fakeAPI) close() {
+	close(a.hung)
+	a.srv.CloseClientConnections()
+	a.srv.Close()
+}
+
+// messagesRequest is the part of a Messages API request the fake reads.
+type messagesRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Tools    []any  `json:"tools"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		a.uncovered(r, "")
+		switch {
+		case r.Method == http.MethodHead:
+			// A connectivity probe (2.1.197 sends HEAD / before each session).
+			w.WriteHeader(http.StatusOK)
+		case strings.HasSuffix(r.URL.Path, "/count_tokens"):
+			// Token counting: a plausible count.
+			writeJSON(w, http.StatusOK, map[string]any{"input_tokens": 100})
+		default:
+			apiError(w, http.StatusNotFound, "not_found_error", "fake API: no such endpoint "+r.URL.Path)
+		}
+		return
+	}
+	var req messagesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		a.uncovered(r, "invalid JSON")
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "fake API: "+err.Error())
+		return
+	}
+	a.noteToolResults(req)
+	if !req.Stream || len(req.Tools) == 0 {
+		// Not the agent's own turn (a title, a summary, a classifier):
+		// answer with a short text the CLI can use.
+		a.uncovered(r, fmt.Sprintf("side request: model %s, stream %v, %d tools", req.Model, req.Stream, len(req.Tools)))
+		a.reply(w, r, req, apiStep{verb: "text", arg: "ok"})
+		return
+	}
+	a.mu.Lock()
+	n := a.served
+	a.served++
+	var step apiStep
+	if n < len(a.script) {
+		step = a.script[n]
+	}
+	a.mu.Unlock()
+	if step.verb == "" {
+		a.logf("fake API: model request %d: script exhausted (%d lines)", n+1, len(a.script))
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "fake API: no scripted reply left")
+		return
+	}
+	a.logf("fake API: model request %d (%d messages): line %d: %s %s", n+1, len(req.Messages), step.line, step.verb, clip(step.arg, 120))
+	a.reply(w, r, req, step)
+}
+
+// uncovered logs a request the script does not cover: a new CLI version's
+// new calls show in the test log.
+func (a *fakeAPI) uncovered(r *http.Request, what string) {
+	line := r.Method + " " + r.URL.String()
+	if what != "" {
+		line += " (" + what + ")"
+	}
+	a.logf("fake API: uncovered request: %s", line)
+}
+
+// noteToolResults records the tool results in the request's last message
+// that the CLI marked as errors (a refused or failed tool call).
+func (a *fakeAPI) noteToolResults(req messagesRequest) {
+	if len(req.Messages) == 0 {
+		return
+	}
+	var blocks []struct {
+		Type    string          `json:"type"`
+		IsError bool            `json:"is_error"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(req.Messages[len(req.Messages)-1].Content, &blocks) != nil {
+		return
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_result" && b.IsError {
+			a.mu.Lock()
+			a.toolErrors = append(a.toolErrors, string(b.Content))
+			a.mu.Unlock()
+			a.logf("fake API: tool error: %s", clip(string(b.Content), 200))
+		}
+	}
+}
+
+// reply answers one request as step says.
+func (a *fakeAPI) reply(w http.ResponseWriter, r *http.Request, req messagesRequest, step apiStep) {
+	switch step.verb {
+	case "error":
+		code, text, _ := strings.Cut(step.arg, " ")
+		status, _ := strconv.Atoi(code)
+		kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+			404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}[status]
+		if kind == "" {
+			kind = "api_error"
+		}
+		w.Header().Set("x-should-retry", "false")
+		apiError(w, status, kind, text)
+		return
+	case "limit":
+		secs, _ := strconv.Atoi(step.arg)
+		reset := strconv.FormatInt(time.Now().Unix()+int64(secs), 10)
+		h := w.Header()
+		// What the API sends a subscription (OAuth) user who has used up
+		// the five-hour allowance.
+		h.Set("anthropic-ratelimit-unified-status", "rejected")
+		h.Set("anthropic-ratelimit-unified-reset", reset)
+		h.Set("anthropic-ratelimit-unified-representative-claim", "five_hour")
+		h.Set("anthropic-ratelimit-unified-5h-status", "rejected")
+		h.Set("anthropic-ratelimit-unified-5h-reset", reset)
+		h.Set("anthropic-ratelimit-unified-5h-utilization", "1.0")
+		h.Set("anthropic-ratelimit-unified-overage-status", "rejected")
+		h.Set("anthropic-ratelimit-unified-overage-disabled-reason", "org_level_disabled")
+		h.Set("retry-after", step.arg)
+		h.Set("x-should-retry", "false")
+		apiError(w, http.StatusTooManyRequests, "rate_limit_error", "Number of requests has exceeded your rate limit")
+		return
+	case "hang":
+		select {
+		case <-r.Context().Done():
+			a.logf("fake API: the client gave up the hung request")
+		case <-a.hung:
+		}
+		return
+	}
+
+	// A message with one content block.
+	a.mu.Lock()
+	a.msgID++
+	id := fmt.Sprintf("msg_fake%04d", a.msgID)
+	a.mu.Unlock()
+	var block map[string]any
+	var deltas []map[string]any
+	stop := "end_turn"
+	switch step.verb {
+	case "text":
+		block = map[string]any{"type": "text", "text": ""}
+		// Two deltas, as the API splits text.
+		for _, part := range splitUTF8(step.arg, len(step.arg)/2+1) {
+			deltas = append(deltas, map[string]any{"type": "text_delta", "text": part})
+		}
+	case "tool":
+		name, input, _ := strings.Cut(step.arg, " ")
+		block = map[string]any{"type": "tool_use", "id": "toolu_" + id[4:], "name": name, "input": map[string]any{}}
+		// The input arrives as partial JSON, split anywhere.
+		var compact bytes.Buffer
+		json.Compact(&compact, []byte(input))
+		for _, part := range splitUTF8(compact.String(), 40) {
+			deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": part})
+		}
+		stop = "tool_use"
+	}
+	usage := map[string]any{"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	if !req.Stream {
+		full := map[string]any{"type": "text", "text": step.arg}
+		if step.verb == "tool" {
+			name, input, _ := strings.Cut(step.arg, " ")
+			full = map[string]any{"type": "tool_use", "id": block["id"], "name": name, "input": json.RawMessage(input)}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"id": id, "type": "message", "role": "assistant", "model": req.Model,
+			"content": []any{full}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+		return
+	}
+	h := w.Header()
+	h.Set("content-type", "text/event-stream")
+	h.Set("cache-control", "no-cache")
+	h.Set("request-id", "req_"+id)
+	w.WriteHeader(http.StatusOK)
+	event := func(name string, v map[string]any) {
+		v["type"] = name
+		data, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	event("message_start", map[string]any{"message": map[string]any{"id": id, "type": "message", "role": "assistant",
+		"model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	event("content_block_start", map[string]any{"index": 0, "content_block": block})
+	event("ping", map[string]any{})
+	for _, d := range deltas {
+		event("content_block_delta", map[string]any{"index": 0, "delta": d})
+	}
+	event("content_block_stop", map[string]any{"index": 0})
+	event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": 20}})
+	event("message_stop", map[string]any{})
+}
+
+// apiError writes the API's JSON error body.
+func apiError(w http.ResponseWriter, status int, kind, message string) {
+	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": message},
+		"request_id": "req_fake_error"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, _ := json.Marshal(v)
+	w.Header().Set("content-type", "application/json")
+	w.Header().Set("request-id", "req_fake")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// splitUTF8 cuts s into pieces of at most n bytes (n > 0), never inside a
+// character: each delta the API streams is a valid string.
+func splitUTF8(s string, n int) []string {
+	var parts []string
+	for len(s) > 0 {
+		k := min(len(s), n)
+		for k < len(s) && k > 0 && !utf8.RuneStart(s[k]) {
+			k--
+		}
+		if k == 0 {
+			_, k = utf8.DecodeRuneInString(s)
+		}
+		parts = append(parts, s[:k])
+		s = s[k:]
+	}
+	return parts
+}

@@ -1,0 +1,226 @@
+package main
+
+// This file runs claude-iterate against the real claude CLI: the scenarios in
+// testdata/realclaude/*.txtar, one subtest each, drive the binary (the test
+// binary registered as claude-iterate in TestMain, as in TestScript) with
+// claude.command pointing at the CLI named by $CLAUDE_ITERATE_TEST_CLAUDE
+// (scripts/install-claude.sh installs the tested version). The CLI talks to a
+// fake Messages API on loopback (fakeapi_test.go), started per scenario from
+// the scenario's "api" file (in which $WORK stands for the scenario's
+// directory), so the runs are offline, fast and repeatable.
+//
+// The scenarios run one at a time, so that "no process is left" can be
+// checked precisely: every process still alive below the test process,
+// other than the scenario's own terminal shell, was left by the run. For
+// the same reason TestRealClaude is not parallel with the other tests.
+//
+// Commands added to the pty harness and TestScript's (status, gone,
+// waitfile, term…):
+//
+//	api served N        the fake API answered exactly N model requests
+//	api tool-errors N   exactly N tool results came back as errors
+//	noprocs             no process is left running (the terminal's shell aside)
+//
+// Condition: [root] — the test runs as root.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// realClaudeEnv names the variable holding the CLI under test.
+const realClaudeEnv = "CLAUDE_ITERATE_TEST_CLAUDE"
+
+// offlineEnv keeps the real CLI offline and quiet: the fake API, a dummy
+// subscription token (so it reads the usage-limit headers as a subscriber
+// would), no telemetry, update checks or other calls home.
+var offlineEnv = []string{
+	"CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-fake-token-for-tests",
+	"DISABLE_TELEMETRY=1",
+	"DISABLE_AUTOUPDATER=1",
+	"DISABLE_ERROR_REPORTING=1",
+	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	// Root may use bypass mode only in a declared sandbox; the scenario
+	// about the refusal empties it.
+	"IS_SANDBOX=1",
+}
+
+func init() {
+	// The terminal's shell gets the same environment as exec does.
+	passedEnv = append(passedEnv, "CLAUDE_ITERATE_CLAUDE", "ANTHROPIC_BASE_URL")
+	for _, kv := range offlineEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		passedEnv = append(passedEnv, k)
+	}
+}
+
+func TestRealClaude(t *testing.T) {
+	cli := os.Getenv(realClaudeEnv)
+	if cli == "" {
+		t.Skipf("$%s is not set: run scripts/install-claude.sh and set it to the path it prints last, e.g.\n"+
+			"\t%s=$(scripts/install-claude.sh | tail -n1) go test -run TestRealClaude ./...", realClaudeEnv, realClaudeEnv)
+	}
+	if !filepath.IsAbs(cli) {
+		t.Fatalf("$%s=%s: want an absolute path", realClaudeEnv, cli)
+	}
+	out, err := exec.Command(cli, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", cli, err)
+	}
+	t.Logf("claude CLI under test: %s (%s)", strings.TrimSpace(string(out)), cli)
+
+	if err := becomeSubreaper(); err != nil {
+		t.Logf("cannot become a subreaper: %v", err)
+	}
+	t.Cleanup(func() {
+		if left := killLeftovers(0); len(left) > 0 {
+			t.Errorf("processes were left running by the real-CLI scenarios: %s", strings.Join(left, ", "))
+		}
+	})
+	p := testscript.Params{
+		Dir:                 "testdata/realclaude",
+		RequireExplicitExec: true,
+		UpdateScripts:       *updateScripts,
+		Setup: func(env *testscript.Env) error {
+			return setupRealClaude(env, cli)
+		},
+		Cmds: scriptCommands(),
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+	}
+	p.Cmds["api"] = cmdAPI
+	p.Cmds["noprocs"] = cmdNoProcs
+	if deadline, ok := t.Deadline(); ok {
+		p.Deadline = deadline
+	}
+	testscript.RunT(serialT{t}, p)
+}
+
+// setupRealClaude gives one scenario its environment and its fake API.
+func setupRealClaude(env *testscript.Env, cli string) error {
+	home := filepath.Join(env.WorkDir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	env.Setenv("HOME", home)
+	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	env.Setenv("CLAUDE_ITERATE_CLAUDE", cli)
+	for _, kv := range offlineEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		env.Setenv(k, v)
+	}
+
+	var script []apiStep
+	if data, err := os.ReadFile(filepath.Join(env.WorkDir, "api")); err == nil {
+		// Only $WORK is replaced: the tool calls' shell commands keep their
+		// own $ signs.
+		script, err = parseAPIScript(strings.ReplaceAll(string(data), "$WORK", env.WorkDir))
+		if err != nil {
+			return err
+		}
+	} else if !os.IsNotExist(err) {
+		return err
+	}
+	api := startFakeAPI(script, func(format string, args ...any) { env.T().Log(fmt.Sprintf(format, args...)) })
+	env.Defer(api.close)
+	env.Values[fakeAPIKey{}] = api
+	env.Setenv("ANTHROPIC_BASE_URL", api.url())
+	return nil
+}
+
+// fakeAPIKey finds a scenario's fake API in its testscript values.
+type fakeAPIKey struct{}
+
+// cmdAPI asserts what the fake API saw.
+//
+//	api served N | api tool-errors N
+func cmdAPI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: api served|tool-errors N")
+	}
+	want, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("api: bad count %q", args[1])
+	}
+	api := ts.Value(fakeAPIKey{}).(*fakeAPI)
+	api.mu.Lock()
+	served, toolErrors := api.served, api.toolErrors
+	api.mu.Unlock()
+	switch args[0] {
+	case "served":
+		if served != want {
+			ts.Fatalf("the fake API answered %d model requests; want %d", served, want)
+		}
+	case "tool-errors":
+		if len(toolErrors) != want {
+			ts.Fatalf("%d tool results were errors; want %d: %q", len(toolErrors), want, toolErrors)
+		}
+	default:
+		ts.Fatalf("api: unknown check %q", args[0])
+	}
+}
+
+// cmdNoProcs asserts that no process is left: nothing runs below the test
+// process but this scenario's terminal shell. Leftovers are killed, then
+// reported.
+//
+//	noprocs
+func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: noprocs")
+	}
+	shell := 0
+	if v, ok := sessions.Load(ts); ok {
+		shell = v.(*termSession).cmd.Process.Pid
+	}
+	if left := killLeftovers(shell); len(left) > 0 {
+		ts.Fatalf("processes left running: %s", strings.Join(left, ", "))
+	}
+}
+
+// killLeftovers kills every live process below the test process but except
+// (0: none), reaps the dead ones re-parented to it, and describes the live
+// ones it found.
+func killLeftovers(except int) []string {
+	self := os.Getpid()
+	var left []string
+	for _, p := range descendants(self, listProcs()) {
+		switch {
+		case p.pid == except:
+		case p.state == 'Z':
+			if p.ppid == self {
+				reap(p.pid)
+			}
+		default:
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
+			left = append(left, fmt.Sprintf("%d (%s)", p.pid, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))))
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
+	return left
+}
+
+// serialT runs testscript's scenarios one after the other: its Parallel
+// does nothing.
+type serialT struct{ *testing.T }
+
+func (t serialT) Parallel() {}
+
+func (t serialT) Run(name string, f func(testscript.T)) {
+	t.T.Run(name, func(t *testing.T) { f(serialT{t}) })
+}
+
+func (t serialT) Verbose() bool { return testing.Verbose() }
