@@ -99,6 +99,7 @@ type metadata struct {
 	TotalCostUSD      float64        `json:"totalCostUsd"`
 	LastStopReason    string         `json:"lastStopReason,omitempty"`
 	LastExitCode      *int           `json:"lastExitCode,omitempty"`
+	LastLog           string         `json:"lastLog,omitempty"` // the last run's log file
 	PID               int            `json:"pid,omitempty"`
 	Conditions        []condReport   `json:"conditions,omitempty"`
 	Config            map[string]any `json:"config,omitempty"`
@@ -292,11 +293,12 @@ func unwrapPathError(err error) error {
 }
 
 // createWorkspaceDir makes the workspace directory, refusing an existing
-// workspace. It returns the directories it created, outermost first.
-func createWorkspaceDir(w *workspace) ([]string, error) {
+// workspace; arg is the workspace as the user gave it, for the hint. It
+// returns the directories it created, outermost first.
+func createWorkspaceDir(w *workspace, arg string) ([]string, error) {
 	for _, f := range []string{metadataFile, instructionsFile, todoFile} {
 		if _, err := os.Lstat(filepath.Join(w.Dir, f)); err == nil {
-			return nil, withHint(fmt.Errorf("workspace %s already exists (%s has %s)", w.Name, w.Dir, f), "choose another name, or run it: claude-iterate run %s", w.Name)
+			return nil, withHint(fmt.Errorf("workspace %s already exists (%s has %s)", w.Name, w.Dir, f), "choose another name, or run it: claude-iterate run %s", shellQuote(arg))
 		}
 	}
 	var created []string
@@ -321,18 +323,19 @@ func createWorkspaceDir(w *workspace) ([]string, error) {
 }
 
 func writeWorkspaceFiles(w *workspace, instructions string) error {
-	if err := writeNewFile(w.instructionsPath(), instructions); err != nil {
+	// INSTRUCTIONS.md is private like the log, which holds the same prompt.
+	if err := writeNewFile(w.instructionsPath(), instructions, 0o600); err != nil {
 		return err
 	}
-	if err := writeNewFile(filepath.Join(w.Dir, todoFile), starterTODO); err != nil {
+	if err := writeNewFile(filepath.Join(w.Dir, todoFile), starterTODO, 0o644); err != nil {
 		return err
 	}
 	return w.save()
 }
 
-// writeNewFile creates path, failing if it exists.
-func writeNewFile(path, content string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// writeNewFile creates path with permissions perm, failing if it exists.
+func writeNewFile(path, content string, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
