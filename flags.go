@@ -76,7 +76,7 @@ func flagErrorText(err error, args []string) string {
 		// for -name: parse error".
 		if val, name, ok := strings.Cut(rest, " for -"); ok {
 			name, _, _ = strings.Cut(name, ":")
-			return fmt.Sprintf("invalid value %s for flag %s: want true or false", val, asTyped(name, args))
+			return fmt.Sprintf("invalid value %s for flag %s: want true or false", val, asTyped("-"+name, args))
 		}
 	}
 	if i := strings.Index(s, " for flag -"); i >= 0 {

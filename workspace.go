@@ -196,15 +196,19 @@ func openWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error) {
 	return w, nil
 }
 
+// metadataCap bounds .metadata.json.
+const metadataCap = 16 << 20
+
 // load reads .metadata.json.
 func (w *workspace) load() error {
 	path := w.metadataPath()
-	data, err := os.ReadFile(path)
+	// The agent works in the workspace: the file may be anything.
+	data, err := readRegularFile(path, metadataCap)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		return fmt.Errorf("reading %s: %w", path, err)
+		return fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
 	m, err := parseMetadata(path, data)
 	if err != nil {
