@@ -55,6 +55,9 @@ func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResu
 			fmt.Fprintf(transcript, "[malformed stream-json line (%v): %s]\n", err, clip(string(line), 200))
 			return
 		}
+		if e.badField != "" {
+			fmt.Fprintf(transcript, "[stream-json %s event: field %s has an unexpected type and is ignored]\n", e.Type, e.badField)
+		}
 		if o.observe(e) && onResult != nil {
 			onResult()
 		}

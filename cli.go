@@ -150,7 +150,7 @@ func runVersion(env *cliEnv, args []string) error {
 		return err
 	}
 	_, err := fmt.Fprintf(env.stdout, "claude-iterate %s (%s %s/%s)\n", programVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return err
+	return writeError(err)
 }
 
 // programVersion is the version set at link time, else the module version

@@ -490,16 +490,16 @@ func resolvePath(dir, p string) string {
 // fileContains reports whether the file at path contains s, reading it in
 // pieces so that a huge file costs no more memory than a small one.
 func fileContains(path, s string) (bool, error) {
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path) // a fifo or /dev/zero would never end
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false, errors.New("not a regular file") // a fifo or /dev/zero would never end
+	if fi.Size() > agentFileCap {
+		return false, tooLargeError(agentFileCap)
 	}
 	needle := []byte(s)
-	r := bufio.NewReaderSize(f, 64<<10)
+	r := bufio.NewReaderSize(io.LimitReader(f, agentFileCap), 64<<10)
 	buf := make([]byte, 0, 64<<10+len(needle))
 	chunk := make([]byte, 64<<10)
 	for {
@@ -591,7 +591,7 @@ func (s *stopSet) initialReports() []condReport {
 func endingFor(gc *groupedCondition, reason string) ending {
 	switch gc.group {
 	case groupFailure:
-		return ending{code: exitError, reason: "stopped: " + reason, status: statusFailed}
+		return ending{code: exitError, reason: "failed: " + reason, status: statusFailed}
 	case groupSuccess:
 		return ending{code: exitOK, reason: "completed: " + reason, status: statusCompleted}
 	}

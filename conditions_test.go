@@ -72,7 +72,7 @@ func TestConditionEvaluate(t *testing.T) {
 		{"file_created missing", `{"type":"file_created","path":"NOPE"}`, condState{Dir: dir}, false, 0, "NOPE does not exist"},
 		{"file_contains", `{"type":"file_contains","path":"DONE","content":"shipped"}`, condState{Dir: dir}, true, 1, `DONE contains "shipped"`},
 		{"file_contains not", `{"type":"file_contains","path":"DONE","content":"broken"}`, condState{Dir: dir}, false, 0, `DONE does not contain "broken"`},
-		{"file_contains a device", `{"type":"file_contains","path":"/dev/zero","content":"x"}`, condState{Dir: dir}, false, 0, "cannot read /dev/zero: not a regular file"},
+		{"file_contains a device", `{"type":"file_contains","path":"/dev/zero","content":"x"}`, condState{Dir: dir}, false, 0, "cannot read /dev/zero: not a regular file (a device)"},
 		{"file_contains missing", `{"type":"file_contains","path":"NOPE","content":"x"}`, condState{Dir: dir}, false, 0, "NOPE does not exist"},
 		{"on_error any", `{"type":"on_error"}`, condState{Failed: true, Error: "error_max_turns: out of turns"}, true, 1, "iteration failed: error_max_turns: out of turns"},
 		{"on_error no error", `{"type":"on_error"}`, condState{}, false, 0, "no error"},
@@ -142,7 +142,7 @@ func TestConditionPriorityOrder(t *testing.T) {
 	if v.met == nil || v.met.c.Type != condOnError || len(v.reports) != 8 {
 		t.Fatalf("verdict %+v", v)
 	}
-	if e := endingFor(v.met, v.reason); e.code != exitError || e.status != statusFailed || e.reason != "stopped: iteration failed: boom" {
+	if e := endingFor(v.met, v.reason); e.code != exitError || e.status != statusFailed || e.reason != "failed: iteration failed: boom" {
 		t.Errorf("ending %+v", e)
 	}
 	// No failure: success beats max_iterations (finishing on the last

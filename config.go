@@ -21,6 +21,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 )
 
 type configKind int
@@ -332,7 +333,7 @@ func parseConfigValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 	case kindConditions:
 		cfg, err := decodeStopConfig(doc, v, key.name)
 		if err != nil {
-			return nil, &inputError{err}
+			return nil, err // a config file's fault: exit 1, as every other
 		}
 		return cfg, nil
 	}
@@ -350,6 +351,10 @@ func checkOutputLevel(s string) error {
 func checkNotifyURL(s string) error {
 	if s == "" {
 		return nil
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		// url.Parse takes "http://h/a b"; no server would.
+		return fmt.Errorf("not an http(s) URL: %q contains a space or control character (encode a space as %%20)", redactURL(s))
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -436,6 +441,10 @@ comes from. Layers, highest first:
 Config files are JSON objects; keys may be nested or dotted:
 
   {"defaultDelay": 5, "claude": {"args": ["--model", "opus"]}}
+
+Any fault in a configuration file — invalid JSON, an unknown key, a value of
+the wrong type, a bad stop condition — is reported with the file, the
+position and the key, and exits with status 1, whatever command read it.
 
 Options:
   --json   print {"key": {"value": …, "source": …}, …} instead of a table

@@ -71,6 +71,14 @@ func flagErrorText(err error, args []string) string {
 	if name, ok := strings.CutPrefix(s, "flag needs an argument: "); ok {
 		return "flag " + asTyped(name, args) + " needs a value"
 	}
+	if rest, ok := strings.CutPrefix(s, "invalid boolean value "); ok {
+		// flag's own wording for bool flags: "invalid boolean value "x"
+		// for -name: parse error".
+		if val, name, ok := strings.Cut(rest, " for -"); ok {
+			name, _, _ = strings.Cut(name, ":")
+			return fmt.Sprintf("invalid value %s for flag %s: want true or false", val, asTyped("-"+name, args))
+		}
+	}
 	if i := strings.Index(s, " for flag -"); i >= 0 {
 		rest := s[i+len(" for flag "):]
 		name, tail, _ := strings.Cut(rest, ":")

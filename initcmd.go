@@ -125,7 +125,7 @@ func runInit(env *cliEnv, args []string) error {
 		w.meta.Config = cfg
 	}
 
-	created, err := createWorkspaceDir(w)
+	created, err := createWorkspaceDir(w, pos[0])
 	if err != nil {
 		return err
 	}
@@ -136,9 +136,9 @@ func runInit(env *cliEnv, args []string) error {
 	shown := relPath(env.projectRoot, w.Dir)
 	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
 	if !instructions.set {
-		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), pos[0])
+		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(pos[0]))
 	} else {
-		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", pos[0])
+		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", shellQuote(pos[0]))
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	base := "iterate-" + start.Format("20060102-150405")
+	base := "iterate-" + start.Local().Format("20060102-150405")
 	var f *os.File
 	var err error
 	name := ""
@@ -123,4 +123,6 @@ func (l *runLog) Close() {
 	l.f.Close()
 }
 
-func logTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// logTime is a time in the log: local, with its offset, as the log's name
+// (iterate-YYYYMMDD-HHMMSS, local time) uses the same clock.
+func logTime(t time.Time) string { return t.Local().Format(time.RFC3339Nano) }

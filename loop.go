@@ -38,7 +38,7 @@ type runner struct {
 	maxIterations, stagnation, maxFailures int
 	delay                                  time.Duration
 	stops                                  stopSet
-	systemPrompt                           string
+	systemPrompt, systemPromptSource       string
 
 	iter           int // iterations counted in this run
 	failStreak     int
@@ -48,6 +48,12 @@ type runner struct {
 	lastTests      *testResults
 	cost           float64
 	statusWarned   bool
+	refusedHinted  bool // the fix for refused tool calls was shown
+	lastRefused    bool // the last iteration had refused tool calls
+	// scratch is the dry run's copy of the workspace, removed at the end;
+	// promptFile the system prompt's file, when it is passed as one.
+	scratch, promptFile string
+	dryRunOf            string // the workspace a dry run copied, as shown
 }
 
 // ending is how a run ends.
@@ -72,6 +78,7 @@ func runRun(env *cliEnv, args []string) error {
 		return err
 	}
 	r := &runner{env: env, opts: opts, start: time.Now()}
+	defer r.removeTemporaries()
 	// Signals first: before the terminal changes and before any child starts.
 	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
 	becomeSubreaper()
@@ -104,9 +111,13 @@ func (r *runner) protectedLoop() (end ending) {
 // loop runs iterations until something ends the run.
 func (r *runner) loop() ending {
 	if r.opts.dryRun {
-		r.con.progressf("Dry run: the built-in mock agent stands in for claude")
+		r.con.progressf("Dry run: the built-in mock agent stands in for claude, on a scratch copy of the workspace (%s is left unchanged)", r.dryRunOf)
 	}
-	r.con.progressf("Running %s (%s mode, up to %d iterations); press s to stop after the current iteration", r.ws.Name, r.mode, r.maxIterations)
+	keys := ""
+	if r.sup.kb != nil {
+		keys = "; press s to stop after the current iteration"
+	}
+	r.con.progressf("Running %s (%s mode, up to %s)%s", r.ws.Name, r.mode, plural(r.maxIterations, "iteration"), keys)
 	var given []string
 	for _, gc := range r.stops.ordered {
 		if !gc.c.builtin {
@@ -128,9 +139,12 @@ func (r *runner) loop() ending {
 			return ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
 		}
 		if o.interrupted {
+			r.charge(o)
 			return r.interruptEnding()
 		}
 		if limited, reset := o.usageLimit(time.Now()); limited {
+			r.charge(o)
+			r.saveMetadata()
 			r.log.Flush()
 			if end := r.waitForLimit(reset); end != nil {
 				return *end
@@ -185,14 +199,18 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 	m := r.ws.meta
 	m.Iterations++
 	m.LastRunIterations++
-	r.cost += o.cost()
-	m.TotalCostUSD += o.cost()
+	r.charge(o)
 	failed, why := o.failed()
+	ts, warn := readTaskStatus(r.ws)
+	if refused := r.noteRefusals(o, ts, failed); refused != "" {
+		failed, why = true, refused
+	}
 	if failed {
 		m.FailedIterations++
 	}
-	ts, warn := readTaskStatus(r.ws)
-	if warn != nil && ts.Source != statusFile && !r.statusWarned && !r.ws.Ralph {
+	// An iteration that failed says nothing of the status file: no warning
+	// about it before the failure itself.
+	if warn != nil && !failed && ts.Source != statusFile && !r.statusWarned && !r.ws.Ralph {
 		r.statusWarned = true
 		r.con.noticef("warning: %v; progress falls back to %s", warn, firstNonEmpty(ts.Source, "nothing"))
 		r.log.printf("WARNING: %v", warn)
@@ -207,12 +225,11 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 	} else {
 		r.failStreak = 0
 	}
-	r.reportIteration(o, ts, failed)
-	if f := o.fatal(); f != nil {
-		return &ending{code: exitError, reason: "error: " + f.msg, status: statusFailed, hint: f.hint}
-	}
+	r.hintRefusals()
+	r.reportIteration(o, ts, failed, why)
+	fatal := o.fatal()
 	r.trackProgress(ts)
-	if r.stops.cfg.TestCmd != "" {
+	if r.stops.cfg.TestCmd != "" && fatal == nil {
 		r.saveMetadata() // 'status' shows the iteration while the tests run
 		t := r.runTests()
 		if r.sup.ending() {
@@ -244,11 +261,14 @@ func (r *runner) afterIteration(o *iterationOutcome) *ending {
 	for _, c := range v.reports {
 		r.log.printf("  [%s] %s: %.0f%%, %s", c.Group, c.Condition, c.Progress*100, c.Reason)
 	}
+	if fatal != nil { // after the conditions, so that 'status' shows them evaluated
+		return &ending{code: exitError, reason: "error: " + fatal.msg, status: statusFailed, hint: fatal.hint}
+	}
 	if v.met == nil {
 		r.showConditions(v.reports)
 		return nil
 	}
-	end := endingFor(v.met, v.reason)
+	end := truthfulEnding(endingFor(v.met, v.reason), v.met, failed, why)
 	return &end
 }
 
@@ -300,7 +320,7 @@ func (r *runner) progressWord() string {
 }
 
 // reportIteration prints and logs an iteration's end.
-func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool) {
+func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool, why string) {
 	progress := ""
 	if ts.HasProgress {
 		progress = fmt.Sprintf(" · %d/%d items (%d remaining)", ts.Completed, ts.Total, ts.Total-ts.Completed)
@@ -312,7 +332,6 @@ func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool
 	r.con.progressf("%s Iteration %d/%d %s in %s, $%.4f%s", mark, r.iter, r.maxIterations, verb, roundDuration(o.elapsed), o.cost(), progress)
 	status := "success"
 	if failed {
-		_, why := o.failed()
 		status = "error: " + why
 	}
 	r.log.printf("\nSTATUS: %s", status)
@@ -365,8 +384,10 @@ func (r *runner) checkStopRequest() *ending {
 
 // showStopState shows and logs a change of the stop request.
 func (r *runner) showStopState(source string) {
-	if source != "" {
+	if source != "" && r.sup.kb != nil {
 		r.con.progressf("Stop requested (press s to cancel)")
+	} else if source != "" {
+		r.con.progressf("Stop requested: the run ends after the current iteration")
 		r.log.printf("[stop requested (%s)]", source)
 	} else {
 		r.con.progressf("Stop cancelled: the run goes on")
@@ -429,15 +450,17 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 	until := now.Add(d)
 	resetText := "an unknown time"
 	if !reset.IsZero() {
-		resetText = reset.Local().Format("15:04:05")
+		resetText = formatClock(reset, now)
 	}
-	r.con.noticef("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, until.Local().Format("15:04:05"))
+	r.con.noticef("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
 	r.log.Flush()
 	lastPlain := time.Now()
 	end := r.wait(d, func(left time.Duration) {
-		if r.con.fancy {
+		if r.con.fancy && r.sup.kb != nil {
 			r.con.status(false, "Usage limit: retrying in %s (s or Ctrl+C to stop)", left.Round(time.Second))
+		} else if r.con.fancy {
+			r.con.status(false, "Usage limit: retrying in %s (Ctrl+C to stop)", left.Round(time.Second))
 		} else if time.Since(lastPlain) >= time.Minute {
 			lastPlain = time.Now()
 			r.con.status(true, "Usage limit: retrying in %s", left.Round(time.Second))
@@ -478,11 +501,10 @@ func (r *runner) finish(end ending) error {
 	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
 		r.con.rawf("Done.")
 	}
-	noun := "iterations"
-	if r.iter == 1 {
-		noun = "iteration"
+	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(r.iter, "iteration"), roundDuration(elapsed), formatCost(r.cost))
+	if end.hint == "" && end.code == exitError && r.lastRefused && r.con.level == outputQuiet {
+		end.hint = refusedHint // shown with the refusals at the other levels
 	}
-	summary := fmt.Sprintf("%s (%d %s, %s, $%.2f)", end.reason, r.iter, noun, roundDuration(elapsed), r.cost)
 	switch {
 	case end.code == exitOK:
 		r.con.noticef("%s", summary)

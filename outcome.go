@@ -81,13 +81,30 @@ func (o *iterationOutcome) failed() (bool, string) {
 		}
 		return true, "agent exited without a result"
 	case o.result.IsError || o.result.Subtype != "success":
-		text := o.result.resultText()
+		text := clip(o.result.resultText(), 300)
 		if text == "" {
-			text = "no result text"
+			text = "an error result without text"
 		}
-		return true, fmt.Sprintf("%s: %s", o.result.Subtype, clip(text, 300))
+		// The CLI says "success" on results that are errors (is_error
+		// true): the subtype is named only when it says what went wrong.
+		if o.result.Subtype == "" || o.result.Subtype == "success" {
+			return true, text
+		}
+		return true, o.result.Subtype + ": " + text
 	}
 	return false, ""
+}
+
+// resultLabel is how a result event's outcome is shown: "success", "error",
+// or the CLI's error subtype (error_max_turns, …).
+func resultLabel(e *streamEvent) string {
+	switch {
+	case !e.IsError && e.Subtype == "success":
+		return "success"
+	case e.Subtype == "" || e.Subtype == "success":
+		return "error"
+	}
+	return e.Subtype
 }
 
 // cost is the iteration's reported cost in USD.

@@ -40,18 +40,28 @@ func (r *runner) setup(pos []string) error {
 		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
 			var nw *hintError
 			if errors.As(err, &nw) {
-				ws, err = r.createDemo(base.str("workspacesDir"), pos[0])
+				ws, err = r.createDemo(base.str("workspacesDir"), pos[0], base.str("outputLevel") == outputQuiet)
 			}
 		}
 	default:
 		ws = ralphWorkspace(env.projectRoot)
 		if err = ws.load(); errors.Is(err, os.ErrNotExist) {
 			ws.meta = &metadata{Name: ws.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
-			err = ws.save()
+			if err = nil; !opts.dryRun {
+				err = ws.save()
+			}
 		}
 	}
 	if err != nil {
 		return err
+	}
+	if err := checkStopPath(ws.stopPath()); err != nil {
+		return withHint(err, "remove it, then run again")
+	}
+	if opts.dryRun {
+		if ws, err = r.useScratch(ws); err != nil {
+			return err
+		}
 	}
 	r.ws = ws
 	r.mode = ws.meta.Mode
@@ -112,6 +122,9 @@ func (r *runner) setup(pos []string) error {
 	if err != nil {
 		r.con.errorf("warning: cannot create a log in %s: %v; running without a log", ws.logsPath(), unwrapPathError(err))
 		r.log = nil
+	}
+	if r.log != nil && !opts.dryRun {
+		ws.meta.LastLog = r.log.path
 	}
 	r.writeLogHeader()
 	r.stop = &stopRequest{path: ws.stopPath(), changed: r.showStopState}
@@ -220,6 +233,9 @@ func (r *runner) buildStops() error {
 			}
 		})
 	}
+	if ie, ok := fault.(*inputError); ok && !opts.conditions.set {
+		return ie.err // from a config file's "stop" key: exit 1, as its other faults
+	}
 	return fault
 }
 
@@ -240,13 +256,13 @@ func checkScript(path string) error {
 }
 
 // createDemo makes the workspace of a first dry run.
-func (r *runner) createDemo(workspacesDir, name string) (*workspace, error) {
+func (r *runner) createDemo(workspacesDir, name string, quiet bool) (*workspace, error) {
 	w, err := locateWorkspace(r.env.projectRoot, workspacesDir, name)
 	if err != nil {
 		return nil, err
 	}
 	w.meta = &metadata{Name: name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
-	created, err := createWorkspaceDir(w)
+	created, err := createWorkspaceDir(w, name)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +273,9 @@ func (r *runner) createDemo(workspacesDir, name string) (*workspace, error) {
 	if err := w.load(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(r.env.stdout, "Created demo workspace %s (%s) for the dry run\n", name, relPath(r.env.projectRoot, w.Dir))
+	if !quiet {
+		fmt.Fprintf(r.env.stdout, "Created demo workspace %s (%s) for the dry run\n", name, relPath(r.env.projectRoot, w.Dir))
+	}
 	return w, nil
 }
 
@@ -270,6 +288,9 @@ func (r *runner) checkTask() error {
 	data, err := os.ReadFile(r.ws.instructionsPath())
 	if err != nil {
 		return withHint(fmt.Errorf("reading the task: %w", err), "write the task to %s", r.ws.instructionsPath())
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return withHint(fmt.Errorf("%s is empty", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first")
 	}
 	if string(data) == starterInstructions && !r.opts.dryRun {
 		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first, or try: claude-iterate run %s --dry-run", r.ws.Name)
@@ -303,19 +324,23 @@ func (r *runner) resolveAgent() error {
 		cmd := r.cfg.str("claude.command")
 		path, err := exec.LookPath(cmd)
 		if err != nil {
-			return withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
+			return agentLookupError(cmd, err)
 		}
 		r.spec = childSpec{path: path, argv0: cmd}
 	}
 	args = append(args, r.cfg.list("claude.args")...)
 	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
 	if !r.opts.prompt.set {
-		tmpl, _, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "system")
+		tmpl, source, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "system")
 		if err != nil {
 			return err
 		}
-		r.systemPrompt = expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, "")
-		args = append(args, "--append-system-prompt", r.systemPrompt)
+		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, ""), relPath(r.env.projectRoot, source)
+		promptArgs, err := r.systemPromptArgs()
+		if err != nil {
+			return err
+		}
+		args = append(args, promptArgs...)
 	}
 	if r.opts.skipPerms {
 		args = append(args, "--dangerously-skip-permissions")

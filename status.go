@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -100,7 +101,7 @@ func runList(env *cliEnv, args []string) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", w.Name, w.meta.Mode, w.displayStatus(), w.meta.Iterations, ts.progressText(), last)
 		}
 		if err := tw.Flush(); err != nil {
-			return err
+			return writeError(err)
 		}
 	}
 	for _, err := range broken {
@@ -133,6 +134,7 @@ type statusReport struct {
 	StopRequested  bool         `json:"stopRequested"`
 	LastStopReason string       `json:"lastStopReason,omitempty"`
 	LastExitCode   *int         `json:"lastExitCode,omitempty"`
+	Log            string       `json:"log,omitempty"`
 	Conditions     []condReport `json:"conditions,omitempty"`
 	Warning        string       `json:"warning,omitempty"`
 }
@@ -154,14 +156,14 @@ func runStatus(env *cliEnv, args []string) error {
 		return err
 	}
 	ts, warn := readTaskStatus(w)
-	_, stopErr := os.Lstat(w.stopPath())
+	stopWarn := checkStopPath(w.stopPath())
 	m := w.meta
 	r := statusReport{
 		Name: w.Name, Path: w.Dir, Mode: m.Mode, Status: w.displayStatus(), PID: w.runningPID(),
 		Created: m.Created, LastRun: m.LastRun, Iterations: m.Iterations, LastRunIters: m.LastRunIterations,
 		FailedIters: m.FailedIterations, TotalCostUSD: m.TotalCostUSD, Complete: ts.Complete, Summary: ts.Summary,
-		ProgressSource: ts.Source, StopRequested: stopErr == nil, LastStopReason: m.LastStopReason,
-		LastExitCode: m.LastExitCode, Conditions: m.Conditions,
+		ProgressSource: ts.Source, StopRequested: stopFileExists(w.stopPath()), LastStopReason: m.LastStopReason,
+		LastExitCode: m.LastExitCode, Conditions: m.Conditions, Log: m.LastLog,
 	}
 	r.Running = r.PID != 0
 	if ts.HasProgress {
@@ -170,15 +172,18 @@ func runStatus(env *cliEnv, args []string) error {
 	if warn != nil && ts.Source != statusFile && m.Iterations > 0 && !w.Ralph {
 		r.Warning = warn.Error()
 	}
+	if stopWarn != nil {
+		r.Warning = strings.TrimPrefix(strings.Join([]string{r.Warning, stopWarn.Error()}, "; "), "; ")
+	}
 	if *asJSON {
 		b, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "%s\n", b)
-		return nil
+		_, err = fmt.Fprintf(env.stdout, "%s\n", b)
+		return writeError(err)
 	}
-	out := env.stdout
+	out := &errWriter{w: env.stdout}
 	fmt.Fprintf(out, "Workspace:   %s\n", r.Name)
 	fmt.Fprintf(out, "Path:        %s\n", relPath(env.projectRoot, r.Path))
 	fmt.Fprintf(out, "Mode:        %s\n", r.Mode)
@@ -195,7 +200,7 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(out, "Iterations:  %d in all, %d in the last run, %d failed\n", r.Iterations, r.LastRunIters, r.FailedIters)
 	if r.TotalCostUSD > 0 {
-		fmt.Fprintf(out, "Cost:        $%.2f\n", r.TotalCostUSD)
+		fmt.Fprintf(out, "Cost:        %s\n", formatCost(r.TotalCostUSD))
 	}
 	prog := ts.progressText()
 	if ts.Source != "" {
@@ -226,10 +231,13 @@ func runStatus(env *cliEnv, args []string) error {
 		}
 		tw.Flush()
 	}
+	if r.Log != "" {
+		fmt.Fprintf(out, "Log:         %s\n", relPath(env.projectRoot, r.Log))
+	}
 	if r.Warning != "" {
 		fmt.Fprintf(out, "Warning:     %s\n", r.Warning)
 	}
-	return nil
+	return writeError(out.err)
 }
 
 func derefInt(p *int) int {

@@ -92,7 +92,7 @@ func parseTODO(data []byte) (completed, total int) {
 // readTaskStatus reads the workspace's progress. warn, if not nil, says why
 // .status.json was not used.
 func readTaskStatus(w *workspace) (ts taskStatus, warn error) {
-	data, err := os.ReadFile(w.statusPath())
+	data, err := readRegularFile(w.statusPath(), agentFileCap)
 	if err == nil {
 		ts, err = parseStatusJSON(data)
 		if err == nil {
@@ -105,7 +105,7 @@ func readTaskStatus(w *workspace) (ts taskStatus, warn error) {
 		warn = fmt.Errorf("%s does not exist", w.statusPath())
 	}
 	if p := w.todoPath(); p != "" {
-		if data, err := os.ReadFile(p); err == nil {
+		if data, err := readRegularFile(p, agentFileCap); err == nil {
 			c, t := parseTODO(data)
 			return taskStatus{HasProgress: t > 0, Completed: c, Total: t, Source: todoFile}, warn
 		}

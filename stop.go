@@ -5,6 +5,8 @@ package main
 // It comes from the .stop file (written by 'claude-iterate stop' or touched by
 // hand) or from the s key; pressing s again cancels either. The file is never
 // followed through a symbolic link, and the run deletes it when it ends.
+// Anything there but a regular file or a symbolic link (a directory) is no
+// request: it is an error naming the path, never removed by the tool.
 
 import (
 	"errors"
@@ -50,6 +52,9 @@ func runStop(env *cliEnv, args []string) error {
 	}
 	path := w.stopPath()
 	shown := relPath(env.projectRoot, path)
+	if err := checkStopPath(path); err != nil {
+		return withHint(err, "remove it yourself, then try again")
+	}
 	if *cancel {
 		removed, err := removeStopFile(path)
 		if err != nil {
@@ -71,7 +76,11 @@ func runStop(env *cliEnv, args []string) error {
 	} else {
 		fmt.Fprintf(env.stdout, "No run is going on: the next run will stop after its first iteration\n")
 	}
-	fmt.Fprintf(env.stdout, "\nTo cancel, delete the .stop file:\n  rm %s\n", shown)
+	cancelCmd := "claude-iterate stop --cancel"
+	if len(pos) == 1 {
+		cancelCmd = "claude-iterate stop " + shellQuote(pos[0]) + " --cancel"
+	}
+	fmt.Fprintf(env.stdout, "\nTo cancel: %s (or rm %s)\n", cancelCmd, shellQuote(shown))
 	return nil
 }
 
@@ -94,6 +103,9 @@ func writeStopFile(path string) error {
 // removeStopFile deletes the stop request (a symbolic link is removed
 // itself), reporting whether there was one.
 func removeStopFile(path string) (bool, error) {
+	if err := checkStopPath(path); err != nil {
+		return false, err
+	}
 	err := os.Remove(path)
 	switch {
 	case err == nil:
@@ -107,8 +119,24 @@ func removeStopFile(path string) (bool, error) {
 // stopFileExists reports whether a stop was requested through the file. A
 // symbolic link counts: the request is its presence, and it is never read.
 func stopFileExists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
+	fi, err := os.Lstat(path)
+	return err == nil && isStopRequest(fi)
+}
+
+// isStopRequest reports whether fi, from Lstat, can be a stop request: a
+// regular file or a symbolic link.
+func isStopRequest(fi os.FileInfo) bool {
+	return fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0
+}
+
+// checkStopPath reports an error when something that cannot be a stop
+// request (a directory, a FIFO) sits where the stop file goes.
+func checkStopPath(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || isStopRequest(fi) {
+		return nil
+	}
+	return fmt.Errorf("%s is %s, not a stop request", path, fileKind(fi))
 }
 
 // stopFilePollInterval is how often a running run looks for the stop file,

@@ -30,7 +30,8 @@ package main
 //	result           subtype ("success", "error_max_turns",
 //	                 "error_during_execution", …), is_error, result (text;
 //	                 absent on some errors), errors[], total_cost_usd,
-//	                 num_turns, api_error_status (e.g. 429)
+//	                 num_turns, api_error_status (e.g. 429),
+//	                 permission_denials[]: {tool_name, tool_input}
 //	stream_event     partial-message deltas: not shown (the assistant event
 //	                 that follows carries the same text)
 
@@ -123,6 +124,11 @@ type streamEvent struct {
 	Description     string          `json:"description"`
 	Summary         string          `json:"summary"`
 	Status          string          `json:"status"`
+	// PermissionDenials are the tool calls the CLI refused (result).
+	PermissionDenials []permissionDenial `json:"permission_denials"`
+
+	// badField names a field of the wrong type, ignored (the others kept).
+	badField string
 }
 
 type streamMessage struct {
@@ -281,8 +287,18 @@ func decodeEvent(line []byte) (*streamEvent, error) {
 	var e streamEvent
 	if err := json.Unmarshal(line, &e); err != nil {
 		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) || te.Field != "message.content" {
+		if !errors.As(err, &te) {
 			return nil, err
+		}
+		if te.Field != "message.content" {
+			// Unmarshal fills every other field before it reports a
+			// field of the wrong type: one odd field must not turn a
+			// whole result (a success) into a dropped line.
+			e.badField = te.Field
+			if e.Type == "" {
+				return &e, fmt.Errorf("event without a type")
+			}
+			return &e, nil
 		}
 		// message.content as a plain string: one text block.
 		var alt struct {

@@ -80,7 +80,9 @@ func TestDecodeEvent(t *testing.T) {
 		{`{"subtype":"x"}`, "", true},
 		{`{"type":"assistant","message":{"content":"plain string"}}`, "assistant", false},
 		{`not json`, "", true},
-		{`{"type":"result","total_cost_usd":"free"}`, "", true},
+		// A field of the wrong type is ignored, the event kept.
+		{`{"type":"result","total_cost_usd":"free"}`, "result", false},
+		{`{"total_cost_usd":"free"}`, "", true},
 	}
 	for _, tt := range tests {
 		e, err := decodeEvent([]byte(tt.in))
@@ -91,6 +93,23 @@ func TestDecodeEvent(t *testing.T) {
 		if err == nil && e.Type != tt.typ {
 			t.Errorf("decodeEvent(%s).Type = %q; want %q", tt.in, e.Type, tt.typ)
 		}
+	}
+}
+
+// TestDecodeEventLenient: a result with one field of the wrong type keeps
+// its other fields, and names the odd one.
+func TestDecodeEventLenient(t *testing.T) {
+	e, err := decodeEvent([]byte(`{"type":"result","subtype":"success","is_error":false,"num_turns":"3","result":"done","total_cost_usd":0.5,"permission_denials":[{"tool_name":"Write","tool_input":{"file_path":"a.go"}}]}`))
+	if err != nil {
+		t.Fatalf("decodeEvent: %v", err)
+	}
+	if e.badField != "num_turns" || e.Subtype != "success" || e.resultText() != "done" || e.TotalCostUSD == nil || *e.TotalCostUSD != 0.5 || len(e.PermissionDenials) != 1 {
+		t.Errorf("decodeEvent = %+v", e)
+	}
+	o := &iterationOutcome{}
+	o.observe(e)
+	if failed, why := o.failed(); failed {
+		t.Errorf("a success with an odd field failed: %s", why)
 	}
 }
 

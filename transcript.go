@@ -34,6 +34,9 @@ type formatter struct {
 	w io.Writer
 	// toolNames maps tool_use ids to tool names, to format their results.
 	toolNames map[string]string
+	// lastText is the agent's last text shown at the top level, which the
+	// result repeats.
+	lastText string
 }
 
 func newFormatter(w io.Writer) *formatter {
@@ -73,7 +76,13 @@ func (f *formatter) format(e *streamEvent, raw []byte) {
 		if e.IsError || e.Subtype != "success" {
 			mark = "✗"
 		}
-		f.printf(indent, "%s Result (%s, %d turns%s): %s", mark, e.Subtype, e.NumTurns, cost, clip(e.resultText(), 2000))
+		text := e.resultText()
+		if text != "" && text == f.lastText {
+			// The final text was just shown as the agent's message.
+			f.printf(indent, "%s Result (%s, %s%s)", mark, resultLabel(e), plural(e.NumTurns, "turn"), cost)
+			break
+		}
+		f.printf(indent, "%s Result (%s, %s%s): %s", mark, resultLabel(e), plural(e.NumTurns, "turn"), cost, clip(text, 2000))
 	case "stream_event":
 		// Partial deltas; the assistant event repeats their text.
 	default:
@@ -114,6 +123,9 @@ func (f *formatter) formatBlock(e *streamEvent, b contentBlock, indent string) {
 			return
 		}
 		f.printf(indent, "%s", b.Text)
+		if indent == "" {
+			f.lastText = b.Text
+		}
 	case "thinking":
 		// Not shown: long and private to the model's reasoning.
 	case "tool_use":

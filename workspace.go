@@ -98,6 +98,7 @@ type metadata struct {
 	TotalCostUSD      float64        `json:"totalCostUsd"`
 	LastStopReason    string         `json:"lastStopReason,omitempty"`
 	LastExitCode      *int           `json:"lastExitCode,omitempty"`
+	LastLog           string         `json:"lastLog,omitempty"` // the last run's log file
 	PID               int            `json:"pid,omitempty"`
 	Conditions        []condReport   `json:"conditions,omitempty"`
 	Config            map[string]any `json:"config,omitempty"`
@@ -194,15 +195,19 @@ func openWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error) {
 	return w, nil
 }
 
+// metadataCap bounds .metadata.json.
+const metadataCap = 16 << 20
+
 // load reads .metadata.json.
 func (w *workspace) load() error {
 	path := w.metadataPath()
-	data, err := os.ReadFile(path)
+	// The agent works in the workspace: the file may be anything.
+	data, err := readRegularFile(path, metadataCap)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		return fmt.Errorf("reading %s: %w", path, err)
+		return fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
 	m, err := parseMetadata(path, data)
 	if err != nil {
@@ -298,11 +303,12 @@ func unwrapPathError(err error) error {
 }
 
 // createWorkspaceDir makes the workspace directory, refusing an existing
-// workspace. It returns the directories it created, outermost first.
-func createWorkspaceDir(w *workspace) ([]string, error) {
+// workspace; arg is the workspace as the user gave it, for the hint. It
+// returns the directories it created, outermost first.
+func createWorkspaceDir(w *workspace, arg string) ([]string, error) {
 	for _, f := range []string{metadataFile, instructionsFile, todoFile} {
 		if _, err := os.Lstat(filepath.Join(w.Dir, f)); err == nil {
-			return nil, withHint(fmt.Errorf("workspace %s already exists (%s has %s)", w.Name, w.Dir, f), "choose another name, or run it: claude-iterate run %s", w.Name)
+			return nil, withHint(fmt.Errorf("workspace %s already exists (%s has %s)", w.Name, w.Dir, f), "choose another name, or run it: claude-iterate run %s", shellQuote(arg))
 		}
 	}
 	var created []string
@@ -327,18 +333,19 @@ func createWorkspaceDir(w *workspace) ([]string, error) {
 }
 
 func writeWorkspaceFiles(w *workspace, instructions string) error {
-	if err := writeNewFile(w.instructionsPath(), instructions); err != nil {
+	// INSTRUCTIONS.md is private like the log, which holds the same prompt.
+	if err := writeNewFile(w.instructionsPath(), instructions, 0o600); err != nil {
 		return err
 	}
-	if err := writeNewFile(filepath.Join(w.Dir, todoFile), starterTODO); err != nil {
+	if err := writeNewFile(filepath.Join(w.Dir, todoFile), starterTODO, 0o644); err != nil {
 		return err
 	}
 	return w.save()
 }
 
-// writeNewFile creates path, failing if it exists.
-func writeNewFile(path, content string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// writeNewFile creates path with permissions perm, failing if it exists.
+func writeNewFile(path, content string, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}

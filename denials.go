@@ -1,0 +1,121 @@
+package main
+
+// This file handles the tool calls the agent's CLI refused. Without a
+// permission flag, claude -p asks before it writes a file or runs a
+// command, nobody can answer, and the call is refused: the result event
+// lists the refusals in permission_denials. The rules are: every iteration
+// with refusals says so at the default level, naming the refused calls
+// (tool and file or command, the list clipped), and logs them all; the fix
+// is shown once per run; an iteration with refusals that made no progress
+// (no higher progress.completed, no worked:true, not complete) is a failed
+// iteration, so that --max-failures ends a run that can do nothing.
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// permissionDenial is one refused tool call of a result event.
+type permissionDenial struct {
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// maxDenialsShown bounds the refused calls named on one line.
+const maxDenialsShown = 5
+
+// refusedHint tells how to let the agent use its tools.
+const refusedHint = `claude asks before it writes files or runs commands, and in -p mode nobody can answer: ` +
+	`allow the tools with "claude.args" in .claude-iterate.json, e.g. ["--permission-mode","acceptEdits"] ` +
+	`or ["--allowedTools","Write,Edit,Bash"], or run with --dangerously-skip-permissions (only inside a sandbox)`
+
+// denials returns the tool calls the iteration's CLI refused.
+func (o *iterationOutcome) denials() []permissionDenial {
+	if o.result == nil {
+		return nil
+	}
+	return o.result.PermissionDenials
+}
+
+// describeDenial names a refused call: the tool and its key argument
+// (a path relative to root when inside it, or the command, quoted).
+func describeDenial(d permissionDenial, root string) string {
+	name := firstNonEmpty(d.ToolName, "a tool")
+	var in map[string]any
+	if json.Unmarshal(d.ToolInput, &in) != nil {
+		return name
+	}
+	str := func(k string) string {
+		s, _ := in[k].(string)
+		return strings.Join(strings.Fields(s), " ")
+	}
+	if c := str("command"); c != "" {
+		return fmt.Sprintf("%s %q", name, clip(c, 60))
+	}
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		if p := str(k); p != "" {
+			return name + " " + clip(relPath(root, p), 80)
+		}
+	}
+	for _, k := range []string{"pattern", "url", "query"} {
+		if v := str(k); v != "" {
+			return fmt.Sprintf("%s %q", name, clip(v, 60))
+		}
+	}
+	return name
+}
+
+// denialSummary is "3 tool calls refused: Write a.go, Bash "npm test", …",
+// naming at most max calls.
+func denialSummary(ds []permissionDenial, root string, max int) string {
+	var names []string
+	for i, d := range ds {
+		if i == max {
+			names = append(names, fmt.Sprintf("and %d more", len(ds)-max))
+			break
+		}
+		names = append(names, describeDenial(d, root))
+	}
+	return fmt.Sprintf("%s refused: %s", plural(len(ds), "tool call"), strings.Join(names, ", "))
+}
+
+// madeProgress reports whether the agent's status shows progress since the
+// best seen before this iteration.
+func madeProgress(ts taskStatus, bestCompleted int) bool {
+	return ts.Complete || (ts.Worked != nil && *ts.Worked) || (ts.HasProgress && ts.Completed > bestCompleted)
+}
+
+// noteRefusals logs the iteration's refused tool calls, and returns why the
+// iteration failed because of them: "" when there were none, or when the
+// iteration made progress all the same. failed says whether the iteration
+// failed already; the refusals are shown here unless they become the
+// failure, whose line names them.
+func (r *runner) noteRefusals(o *iterationOutcome, ts taskStatus, failed bool) string {
+	ds := o.denials()
+	r.lastRefused = len(ds) > 0
+	if len(ds) == 0 {
+		return ""
+	}
+	root := r.env.projectRoot
+	r.log.printf("REFUSED TOOL CALLS (%d):", len(ds))
+	for _, d := range ds {
+		r.log.printf("  %s", describeDenial(d, root))
+	}
+	summary := denialSummary(ds, root, maxDenialsShown)
+	if failed || madeProgress(ts, r.bestCompleted) {
+		r.con.noticef("iteration %d: %s", r.iter, summary)
+		return ""
+	}
+	return summary
+}
+
+// hintRefusals shows, once a run, how to let the agent use its tools,
+// after an iteration with refused tool calls.
+func (r *runner) hintRefusals() {
+	if r.lastRefused && !r.refusedHinted && r.con.level != outputQuiet {
+		r.refusedHinted = true
+		r.con.noticef("hint: %s", refusedHint)
+	}
+}

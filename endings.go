@@ -1,0 +1,44 @@
+package main
+
+// This file keeps a run's ending truthful. The rules are: a run that ends
+// on max iterations right after a failed iteration failed (exit 1) — a
+// script must be able to tell a run whose every iteration failed from a
+// success; a failure ending names the last iteration's error, so that even
+// -q shows the cause; and the money an iteration cost counts in the run's
+// and the workspace's totals whatever became of the iteration (interrupted,
+// retried after a usage limit).
+
+import (
+	"fmt"
+	"strings"
+)
+
+// truthfulEnding adjusts the ending that the met condition gives, after an
+// iteration that failed (why) or not.
+func truthfulEnding(end ending, met *groupedCondition, failed bool, why string) ending {
+	if !failed {
+		return end
+	}
+	if end.code == exitOK && met != nil && met.c.Type == condMaxIterations {
+		end.code, end.status = exitError, statusFailed
+		end.reason = "failed: " + strings.TrimPrefix(end.reason, "stopped: ") + ", and the last iteration failed: " + clip(why, 300)
+		return end
+	}
+	if end.code == exitError && why != "" && !strings.Contains(end.reason, why) {
+		end.reason += fmt.Sprintf(" (last error: %s)", clip(why, 300))
+	}
+	return end
+}
+
+// charge adds what an iteration cost to the run's and the workspace's
+// totals.
+func (r *runner) charge(o *iterationOutcome) {
+	c := o.cost()
+	r.cost += c
+	r.ws.meta.TotalCostUSD += c
+}
+
+// formatCost shows an amount as iterations show it: $0.0123.
+func formatCost(x float64) string {
+	return fmt.Sprintf("$%.4f", x)
+}

@@ -1,0 +1,59 @@
+package main
+
+// This file passes the system prompt to the agent. The rules are: a prompt
+// that fits in one command-line argument goes with --append-system-prompt;
+// a longer one (Linux refuses an argument over 128 KiB with E2BIG, which
+// would fail every iteration) goes in a file given with
+// --append-system-prompt-file when the CLI's --help names that option, and
+// otherwise the run is refused before the first iteration, with the limit.
+// The file is private (0600, it holds the prompt) and removed when the run
+// ends.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// maxArgBytes is the longest single argument Linux passes to a program:
+// MAX_ARG_STRLEN, 32 pages of 4 KiB, its terminating NUL included.
+const maxArgBytes = 128<<10 - 1
+
+// systemPromptFileName is where a long system prompt is written, in the
+// workspace's state directory.
+const systemPromptFileName = ".system-prompt.md"
+
+// cliHelpTimeout bounds the agent's --help, run only for a long prompt.
+const cliHelpTimeout = 20 * time.Second
+
+// systemPromptArgs returns the agent's arguments that give it r.systemPrompt.
+func (r *runner) systemPromptArgs() ([]string, error) {
+	if len(r.systemPrompt) <= maxArgBytes {
+		return []string{"--append-system-prompt", r.systemPrompt}, nil
+	}
+	if !r.opts.dryRun && !cliTakesPromptFile(r.spec.path) {
+		return nil, withHint(fmt.Errorf("the system prompt is %d bytes, over the %d bytes the kernel takes in one argument, and %s cannot read it from a file (its --help names no --append-system-prompt-file)",
+			len(r.systemPrompt), maxArgBytes, r.spec.argv0),
+			"shorten the system prompt (%s), or update claude", r.systemPromptSource)
+	}
+	path := filepath.Join(r.ws.StateDir, systemPromptFileName)
+	os.Remove(path) // a file left by a killed run, perhaps with other permissions
+	if err := os.WriteFile(path, []byte(r.systemPrompt), 0o600); err != nil {
+		return nil, fmt.Errorf("writing the system prompt to a file: %w", err)
+	}
+	r.promptFile = path
+	return []string{"--append-system-prompt-file", path}, nil
+}
+
+// cliTakesPromptFile reports whether the agent's --help names
+// --append-system-prompt-file (or "--append-system-prompt[-file]").
+func cliTakesPromptFile(path string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), cliHelpTimeout)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, path, "--help").CombinedOutput()
+	return bytes.Contains(out, []byte("append-system-prompt-file")) || bytes.Contains(out, []byte("append-system-prompt[-file]"))
+}
