@@ -117,7 +117,7 @@ Exit status:
   0  completed, or stopped for a non-failure reason (max iterations, stop request)
   1  error, or a failure condition met
   2  usage error
-  129, 130, 143  ended by SIGHUP, SIGINT (Ctrl+C), SIGTERM, after cleanup
+  129, 130, 131, 143  ended by SIGHUP, SIGINT (Ctrl+C), SIGQUIT (Ctrl+\), SIGTERM, after cleanup
 
 Examples:
   claude-iterate init demo --instructions TASK.md

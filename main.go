@@ -24,9 +24,9 @@
 //
 // Exit status: 0 when the task completed or the run stopped for a
 // non-failure reason (max iterations, a stop request); 1 on errors and failure
-// conditions; 2 on usage errors; 129, 130 or 143 when ended by SIGHUP, SIGINT
-// (Ctrl+C) or SIGTERM, after cleanup — by re-raising the signal, so a calling
-// shell loop stops too.
+// conditions; 2 on usage errors; 129, 130, 131 or 143 when ended by SIGHUP,
+// SIGINT (Ctrl+C), SIGQUIT (Ctrl+\) or SIGTERM, after cleanup — by re-raising
+// the signal, so a calling shell loop stops too.
 //
 // Run 'claude-iterate help <command>' for each command's flags and examples.
 package main

@@ -115,7 +115,7 @@ Conditions:
   progress.
 
 Exit status: 0 completed or stopped; 1 error or failure condition; 2 usage
-error; 129/130/143 after SIGHUP/SIGINT/SIGTERM.
+error; 129/130/131/143 after SIGHUP/SIGINT/SIGQUIT/SIGTERM.
 
 Examples:
   claude-iterate run demo
