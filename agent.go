@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"time"
 )
 
@@ -34,6 +35,14 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer) (*child, *itera
 	c.isAgent = true
 	return c, o, nil
 }
+
+// The scenario that proves a panic in a reader goroutine ends the run
+// cleanly needs a panic on demand: with testPanicEnv set, an event of type
+// testPanicEvent panics the stream reader. Neither occurs outside tests.
+const (
+	testPanicEnv   = "CLAUDE_ITERATE_TEST_PANIC"
+	testPanicEvent = "claude-iterate-test-panic"
+)
 
 // decodeStream reads a stream-json stream until EOF: each event is observed
 // into o and formatted to transcript; onResult is called when a result
@@ -57,6 +66,9 @@ func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResu
 		}
 		if e.badField != "" {
 			fmt.Fprintf(transcript, "[stream-json %s event: field %s has an unexpected type and is ignored]\n", e.Type, e.badField)
+		}
+		if e.Type == testPanicEvent && os.Getenv(testPanicEnv) != "" {
+			panic("test panic in the stream reader")
 		}
 		if o.observe(e) && onResult != nil {
 			onResult()

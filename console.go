@@ -59,6 +59,16 @@ func (c *console) releaseHeld(all bool) {
 	}
 }
 
+// holding reports whether output is being held in the background.
+func (c *console) holding() bool {
+	for _, w := range []io.Writer{c.dest, c.err} {
+		if h, ok := w.(*ttyHold); ok && h.holding() {
+			return true
+		}
+	}
+	return false
+}
+
 // clearStatus removes an in-place status line; c.mu must be held.
 func (c *console) clearStatus() {
 	if c.statusShown {

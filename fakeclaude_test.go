@@ -34,6 +34,10 @@ package main
 //	trap-int DURATION    on SIGINT: say so on stderr, clean up for DURATION,
 //	                     touch $FAKE_CLAUDE.cleaned, emit an
 //	                     error_during_execution result and exit 0
+//	trap-int-wait FILE   on SIGINT: clean up until FILE exists, then as trap-int
+//	trap-term DURATION   on SIGTERM or SIGHUP: touch $FAKE_CLAUDE.terminating,
+//	                     clean up for DURATION, touch $FAKE_CLAUDE.cleaned,
+//	                     exit 143
 //	ignore SIG...        ignore INT, TERM, HUP
 //	grandchild PIDFILE [pipe]
 //	                     start a sleeper in its own session (as the real CLI
@@ -204,6 +208,36 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 			b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 1, "total_cost_usd": 0.001})
 			os.Stdout.Write(append(b, '\n'))
 			os.Exit(0)
+		}()
+	case "trap-int-wait":
+		// On SIGINT: clean up until the file arg exists, then end as
+		// trap-int does.
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGINT)
+		go func() {
+			<-c
+			fmt.Fprintln(os.Stderr, "fake claude: got SIGINT, cleaning up")
+			for !fileExists(arg) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			os.WriteFile(script+".cleaned", nil, 0o644)
+			out.Flush()
+			b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 1, "total_cost_usd": 0.001})
+			os.Stdout.Write(append(b, '\n'))
+			os.Exit(0)
+		}()
+	case "trap-term":
+		d, _ := time.ParseDuration(arg)
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGTERM, syscall.SIGHUP)
+		go func() {
+			sig := <-c
+			fmt.Fprintf(os.Stderr, "fake claude: got %v, cleaning up\n", sig)
+			os.WriteFile(script+".terminating", nil, 0o644)
+			time.Sleep(d)
+			os.WriteFile(script+".cleaned", nil, 0o644)
+			out.Flush()
+			os.Exit(143)
 		}()
 	case "ignore":
 		for _, s := range strings.Fields(arg) {

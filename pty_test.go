@@ -64,7 +64,7 @@ var sessions sync.Map // *testscript.TestScript → *termSession
 
 // passedEnv are the script variables the terminal's shell gets.
 var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONFIG_HOME", "GORACE",
-	"FAKE_CLAUDE", "CLAUDE_ITERATE_RESULT_WATCHDOG", "CLAUDE_ITERATE_LIMIT_MARGIN", "CLAUDE_ITERATE_MOCK_PACE"}
+	"FAKE_CLAUDE", "CLAUDE_ITERATE_TEST_PANIC", "CLAUDE_ITERATE_RESULT_WATCHDOG", "CLAUDE_ITERATE_LIMIT_MARGIN", "CLAUDE_ITERATE_MOCK_PACE"}
 
 func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {

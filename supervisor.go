@@ -74,6 +74,8 @@ type supervisor struct {
 	fault string
 	// suspended is the time the tool has spent stopped (Ctrl+Z).
 	suspended time.Duration
+	// holding is set while the console holds output (ttyhold.go).
+	holding bool
 }
 
 // childEnd is how a supervised child ended.
@@ -101,6 +103,15 @@ func (s *supervisor) poll() {
 		s.onPoll()
 	}
 	s.con.releaseHeld(false)
+	if h := s.con.holding(); h != s.holding {
+		s.holding = h
+		if h {
+			s.log.printf("[output held: the tool is in the background of a tostop terminal]")
+		} else {
+			s.log.printf("[held output written]")
+		}
+		s.log.Flush()
+	}
 	if s.kb == nil {
 		return
 	}

@@ -93,6 +93,13 @@ func (t *ttyHold) release() {
 	}
 }
 
+// holding reports whether output is being held.
+func (t *ttyHold) holding() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.held) > 0
+}
+
 // releaseAll writes what is held whatever the foreground (at exit).
 func (t *ttyHold) releaseAll() {
 	t.mu.Lock()
