@@ -20,9 +20,9 @@ import (
 // startAgent starts the agent. Its formatted transcript goes to transcript,
 // its raw stderr to stderrLog; what it did is recorded in the returned
 // outcome, complete once the child's streamDone and stderrDone are closed.
-func startAgent(spec childSpec, transcript, stderrLog io.Writer) (*child, *iterationOutcome, error) {
+func startAgent(sp *spawner, spec childSpec, transcript, stderrLog io.Writer) (*child, *iterationOutcome, error) {
 	o := &iterationOutcome{}
-	c, err := startChild(spec, func(c *child) {
+	c, err := startChild(sp, spec, func(c *child) {
 		defer close(c.streamDone)
 		defer c.stdoutR.Close()
 		decodeStream(&touchReader{r: c.stdoutR, t: &c.lastOutput}, transcript, o, func() {

@@ -6,9 +6,10 @@ package main
 // agent's prompt) and is then closed, never the terminal; the environment is
 // the tool's minus the variables that make a nested claude refuse to start;
 // stdout and stderr are always drained, whatever the child prints, so that
-// it never blocks on a full pipe; and the child is started and waited for
-// from one goroutine locked to its OS thread, because the parent-death
-// signal fires when the creating thread exits, not the process.
+// it never blocks on a full pipe; and every child of a run is started from
+// one OS thread that lives as long as the process (the spawner), because
+// the parent-death signal fires when the creating thread exits, not the
+// process.
 
 import (
 	"errors"
@@ -107,10 +108,44 @@ func (c *child) who() string {
 	return c.name
 }
 
-// startChild starts a child in its own process group, with spec.input on
-// its stdin; readOut reads its stdout until EOF and closes streamDone. The
-// child's raw stderr is copied to stderrLog (unless merged into stdout).
-func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*child, error) {
+// spawner starts children from one goroutine locked to its OS thread for
+// the life of the process: a child's parent-death signal fires when the
+// thread that created it exits, so that thread must outlive the child, and
+// one long-lived thread spares the creation and destruction of an OS thread
+// for every iteration.
+type spawner struct {
+	reqs chan spawnRequest
+}
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// newSpawner starts a spawner; its thread ends only with the process.
+func newSpawner() *spawner {
+	s := &spawner{reqs: make(chan spawnRequest)}
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread must not be reused or end
+		for r := range s.reqs {
+			r.done <- r.cmd.Start()
+		}
+	}()
+	return s
+}
+
+// start starts cmd from the spawner's thread.
+func (s *spawner) start(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	s.reqs <- spawnRequest{cmd: cmd, done: done}
+	return <-done
+}
+
+// startChild starts a child in its own session, with spec.input on its
+// stdin, from sp's thread; readOut reads its stdout until EOF and closes
+// streamDone. The child's raw stderr is copied to stderrLog (unless merged
+// into stdout).
+func startChild(sp *spawner, spec childSpec, readOut func(c *child), stderrLog io.Writer) (*child, error) {
 	cmd := &exec.Cmd{Path: spec.path, Args: append([]string{spec.argv0}, spec.args...), Dir: spec.dir, Env: childEnv(spec.env...)}
 	cmd.SysProcAttr = childSysProcAttr()
 	stdinR, stdinW, err := os.Pipe()
@@ -141,22 +176,14 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 		close(c.stderrDone)
 	}
 
-	// Pdeathsig fires when the thread that started the child exits, not the
-	// process: start and wait from one goroutine locked to its thread, and
-	// let that thread end only once the child is reaped.
-	startErr := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			startErr <- err
-			return
-		}
-		startErr <- nil
-		defer close(c.done)
-		defer c.recoverPanic()
-		c.waitErr = cmd.Wait()
-	}()
-	err = <-startErr
+	err = sp.start(cmd)
+	if err == nil {
+		go func() {
+			defer close(c.done)
+			defer c.recoverPanic()
+			c.waitErr = cmd.Wait()
+		}()
+	}
 	stdinR.Close()
 	outW.Close()
 	if !spec.mergeOutput {

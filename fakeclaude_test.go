@@ -163,9 +163,9 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 	case "rm":
 		os.Remove(arg)
 	case "pid":
-		os.WriteFile(arg, []byte(strconv.Itoa(os.Getpid())), 0o644)
+		fakeWritePID(arg, os.Getpid())
 	case "ppid":
-		os.WriteFile(arg, []byte(strconv.Itoa(os.Getppid())), 0o644)
+		fakeWritePID(arg, os.Getppid())
 	case "signal-parent":
 		sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP}[arg]
 		syscall.Kill(os.Getppid(), sig)
@@ -178,7 +178,7 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 	case "daemon":
 		// Double fork: the sleeper's parent exits at once, so it re-parents
 		// to the nearest subreaper (claude-iterate).
-		exec.Command("sh", "-c", "sleep 3600 & echo $! > "+arg).Run()
+		exec.Command("sh", "-c", "sleep 3600 & echo $! > "+arg+".tmp && mv "+arg+".tmp "+arg).Run()
 	case "wait-file":
 		for !fileExists(arg) {
 			time.Sleep(10 * time.Millisecond)
@@ -254,7 +254,7 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 			fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
 			return 3, true
 		}
-		os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+		fakeWritePID(pidFile, cmd.Process.Pid)
 	case "limit":
 		secs, _ := strconv.Atoi(arg)
 		reset := time.Now().Unix() + int64(secs)
@@ -325,4 +325,11 @@ func fakeEmit(v map[string]any) {
 func fakeEmitTo(w io.Writer, v map[string]any) {
 	b, _ := json.Marshal(v)
 	w.Write(append(b, '\n'))
+}
+
+// fakeWritePID writes a pid file atomically: a test that sees the file sees
+// the pid, even if the fake is killed right after.
+func fakeWritePID(path string, pid int) {
+	os.WriteFile(path+".tmp", []byte(strconv.Itoa(pid)), 0o644)
+	os.Rename(path+".tmp", path)
 }

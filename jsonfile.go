@@ -20,6 +20,14 @@ import (
 
 // writeFileAtomic writes data to path through a temporary file and a rename.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeFileAtomicSync(path, data, perm, true)
+}
+
+// writeFileAtomicSync is writeFileAtomic, with the fsync of the data before
+// the rename only when durable is set. Without it a crash of the machine
+// (not of the tool: the rename is atomic either way) may leave the previous
+// version of the file, never a half-written one.
+func writeFileAtomicSync(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -42,8 +50,10 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := f.Chmod(perm); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if durable {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -57,11 +67,16 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 
 // writeJSONAtomic writes v as indented JSON to path, atomically.
 func writeJSONAtomic(path string, v any) error {
+	return writeJSONAtomicSync(path, v, true)
+}
+
+// writeJSONAtomicSync is writeJSONAtomic, durable (fsynced) or not.
+func writeJSONAtomicSync(path string, v any, durable bool) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'), 0o644)
+	return writeFileAtomicSync(path, append(data, '\n'), 0o644, durable)
 }
 
 // fileError is a fault in a file the tool reads: path, position, the key it

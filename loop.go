@@ -31,9 +31,13 @@ type runner struct {
 	stop     *stopRequest
 	lock     *runLock // the workspace's run lock, held until finish
 	termMode *savedMode
-	spec     childSpec // the agent's path, argv0 and arguments; input set per iteration
-	mode     string
-	start    time.Time
+	spawn    *spawner // starts every child of the run
+	// promptCache holds the task (or ralph-mode prompt) file between
+	// iterations, re-read when it changes.
+	promptCache fileCache
+	spec        childSpec // the agent's path, argv0 and arguments; input set per iteration
+	mode        string
+	start       time.Time
 
 	maxIterations, stagnation, maxFailures int
 	delay                                  time.Duration
@@ -77,7 +81,7 @@ func runRun(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r := &runner{env: env, opts: opts, start: time.Now()}
+	r := &runner{env: env, opts: opts, start: time.Now(), spawn: newSpawner()}
 	defer r.removeTemporaries()
 	// Signals first: before the terminal changes and before any child starts.
 	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
@@ -175,7 +179,7 @@ func (r *runner) iterate() (*iterationOutcome, error) {
 	spec.input = []byte(prompt)
 	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+r.lock.record.RunID)
 	transcript := r.con.transcript(r.log)
-	c, o, err := startAgent(spec, transcript, r.log)
+	c, o, err := startAgent(r.spawn, spec, transcript, r.log)
 	if err != nil {
 		return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}, nil
 	}
@@ -285,8 +289,13 @@ func (r *runner) showConditions(reports []condReport) {
 	}
 }
 
+// saveMetadata writes the metadata during a run, without fsync: the fsync
+// was most of the tool's cost per iteration. The write is still atomic (a
+// crash of the tool never leaves half a file); a crash of the machine may
+// lose the counters of the iterations since the last durable save — at the
+// run's start and end (finish), on every exit path, signals included.
 func (r *runner) saveMetadata() {
-	if err := r.ws.save(); err != nil {
+	if err := r.ws.saveSync(false); err != nil {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
 }

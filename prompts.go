@@ -50,3 +50,31 @@ func expandPrompt(tmpl, projectRoot, workspacePath, instructions string) string 
 		"{{instructions}}", strings.TrimRight(instructions, "\n"),
 	).Replace(tmpl)
 }
+
+// fileCache re-reads a file only when it changed (size, modification time
+// or identity): the loop builds its prompt every iteration, and the user
+// may edit INSTRUCTIONS.md or PROMPT.md while it runs.
+type fileCache struct {
+	path string
+	fi   os.FileInfo
+	data []byte
+}
+
+// read returns path's content, from the cache when the file is unchanged.
+func (c *fileCache) read(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		// Read anyway: a reader expects open's error ("open …"), and the
+		// file may have appeared since.
+		return os.ReadFile(path)
+	}
+	if c.fi != nil && c.path == path && os.SameFile(c.fi, fi) && fi.Size() == c.fi.Size() && fi.ModTime().Equal(c.fi.ModTime()) {
+		return c.data, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c.path, c.fi, c.data = path, fi, data
+	return data, nil
+}

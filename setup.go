@@ -299,7 +299,7 @@ func (r *runner) checkTask() error {
 }
 
 func (r *runner) readPromptFile() (string, error) {
-	data, err := os.ReadFile(r.opts.prompt.s)
+	data, err := r.promptCache.read(r.opts.prompt.s)
 	if err != nil {
 		return "", fmt.Errorf("reading prompt file: %w", err)
 	}
@@ -398,7 +398,7 @@ func (r *runner) buildPrompt() (string, error) {
 	if r.opts.prompt.set {
 		return r.readPromptFile()
 	}
-	data, err := os.ReadFile(r.ws.instructionsPath())
+	data, err := r.promptCache.read(r.ws.instructionsPath())
 	if err != nil {
 		return "", fmt.Errorf("reading the task: %w", err)
 	}

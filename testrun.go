@@ -198,7 +198,7 @@ func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, on
 	if r.sup.startBlocked() {
 		return childResult{exitCode: -1, err: "interrupted"}
 	}
-	c, err := startChild(spec, func(c *child) {
+	c, err := startChild(r.spawn, spec, func(c *child) {
 		c.readLines(out, 1<<20, func(line []byte, skipped int64) {
 			if skipped > 0 {
 				fmt.Fprintf(out, "[output line of %d bytes skipped]\n", skipped)

@@ -251,10 +251,15 @@ func parseMetadata(path string, data []byte) (*metadata, error) {
 
 // save writes .metadata.json atomically.
 func (w *workspace) save() error {
+	return w.saveSync(true)
+}
+
+// saveSync writes .metadata.json, fsynced when durable is set.
+func (w *workspace) saveSync(durable bool) error {
 	if err := os.MkdirAll(w.StateDir, 0o755); err != nil {
 		return err
 	}
-	return writeJSONAtomic(w.metadataPath(), w.meta)
+	return writeJSONAtomicSync(w.metadataPath(), w.meta, durable)
 }
 
 // runningPID returns the pid of a live run of this workspace, or 0.
