@@ -234,6 +234,13 @@ func parseMetadata(path string, data []byte) (*metadata, error) {
 		return nil, doc.errorAt(doc.Root.Obj["mode"], "mode", "want \"loop\" or \"iterative\", got %q", m.Mode)
 	}
 	m.configLayer = &configLayer{name: layerWorkspace, path: path, values: map[string]any{}}
+	for k, v := range doc.Root.Obj {
+		// encoding/json matches keys regardless of case: a "Config" would
+		// be taken as the configuration without being checked below.
+		if k != "config" && strings.EqualFold(k, "config") {
+			return nil, doc.errorAt(v, k, "unknown key %q (did you mean \"config\"?)", k)
+		}
+	}
 	if c, ok := doc.Root.Obj["config"]; ok && c.Kind != jsonNull {
 		if c.Kind != jsonObject {
 			return nil, doc.errorAt(c, "config", "want an object, got %s", c.Kind)
