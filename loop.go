@@ -97,6 +97,11 @@ func runRun(env *cliEnv, args []string) error {
 	}
 	defer r.sup.kb.close()
 	end := r.protectedLoop()
+	if end.signal == nil && r.sup.startBlocked() && r.sup.interrupt != nil {
+		// A signal came as the run was ending on its own: it still ends the
+		// run as a signal does, so that a calling shell loop stops too.
+		end = r.interruptEnding()
+	}
 	return r.finish(end)
 }
 

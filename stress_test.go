@@ -1,0 +1,143 @@
+package main
+
+// TestStress runs seeded, reproducible stopping scenarios through the real
+// binary in a pseudo-terminal: a random agent (one that traps SIGINT, ignores
+// it, hangs, double-forks a daemon, floods its output, or signals the tool at
+// the iteration's boundary) meets a random way of stopping (Ctrl+C once or
+// twice, SIGTERM, SIGHUP, Ctrl+\, Ctrl+Z then fg or bg, the s key, the stop
+// command) after a random delay. Every run must end with the right exit
+// status, the terminal's modes as they were, no process left, no .stop file,
+// and a complete last section in the log.
+//
+// It runs when CLAUDE_ITERATE_STRESS is set (.ci/run sets it), as
+// CLAUDE_ITERATE_STRESS=N runs (default 50); CLAUDE_ITERATE_STRESS_SEED
+// replays one seed. Each generated scenario is a testscript file named by
+// its seed, kept on failure in the test's output.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// stressAgents are the agents' scripts; each prints AGENT READY once it is
+// working, and writes its pid to agent.pid.
+var stressAgents = map[string]string{
+	"trap":   "pid agent.pid\ntrap-int 200ms\ntext AGENT READY\nwait-file go\nresult ok\n",
+	"ignore": "pid agent.pid\nignore INT\ntext AGENT READY\nwait-file go\nresult ok\n",
+	"hang":   "pid agent.pid\ntext AGENT READY\nwait-file go\nresult ok\n",
+	"daemon": "pid agent.pid\ndaemon daemon.pid\ngrandchild gc.pid\ntext AGENT READY\nwait-file go\nresult ok\n",
+	"flood":  "pid agent.pid\n" + strings.Repeat("bigline 200000\n", 20) + "text AGENT READY\n" + strings.Repeat("bigline 100000\n", 20) + "wait-file go\nresult ok\n",
+}
+
+// stressAction is a way of stopping and what it must end in.
+type stressAction struct {
+	name   string
+	steps  string // script lines after AGENT READY
+	status int
+	reason string // regexp of the log's Reason line
+}
+
+var stressActions = []stressAction{
+	{"ctrl-c", "term key ^C\ncp empty go\n", 130, `stopped: interrupted \(SIGINT\)`},
+	{"ctrl-c-twice", "term key ^C\nterm wait 'press Ctrl\\+C again'\nterm key ^C\n", 130, `stopped: interrupted \(SIGINT\)`},
+	{"sigterm", "signal tool.pid SIGTERM\ncp empty go\n", 143, `stopped: interrupted \(SIGTERM\)`},
+	{"sighup", "signal tool.pid SIGHUP\ncp empty go\n", 129, `stopped: interrupted \(SIGHUP\)`},
+	{"ctrl-backslash", "term key ^\\\n", 131, `stopped: interrupted \(SIGQUIT\)`},
+	{"suspend-fg", "term key ^Z\nterm wait 'Stopped +claude-iterate'\nterm type fg\nterm wait 'claude-iterate run task.*\\r\\n'\nterm key ^C\ncp empty go\n", 130, `stopped: interrupted \(SIGINT\)`},
+	{"suspend-bg", "term key ^Z\nterm wait 'Stopped +claude-iterate'\nterm type bg\nterm wait 'claude-iterate run task.* &'\nsignal tool.pid SIGTERM\ncp empty go\nterm type 'wait %1'\n", 143, `stopped: interrupted \(SIGTERM\)`},
+	{"s-key", "term key s\nterm wait 'Stop requested'\ncp empty go\n", 0, `stopped: stop requested \(keyboard\)`},
+	{"stop-command", "exec claude-iterate stop task\ncp empty go\n", 0, `stopped: stop requested \(file\)`},
+}
+
+func TestStress(t *testing.T) {
+	runs := os.Getenv("CLAUDE_ITERATE_STRESS")
+	if runs == "" {
+		t.Skip("set CLAUDE_ITERATE_STRESS=N to run N seeded stopping scenarios (.ci/run does)")
+	}
+	n, err := strconv.Atoi(runs)
+	if err != nil || n <= 0 {
+		n = 50
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	if s := os.Getenv("CLAUDE_ITERATE_STRESS_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("CLAUDE_ITERATE_STRESS_SEED=%q: %v", s, err)
+		}
+		seeds = []uint64{seed}
+	}
+	dir := t.TempDir()
+	for _, seed := range seeds {
+		script := stressScript(seed)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%d.txtar", seed)), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := becomeSubreaper(); err != nil {
+		t.Logf("cannot become a subreaper: %v", err)
+	}
+	t.Cleanup(func() {
+		if n := sweepDescendants(true, nil, 0); n > 0 {
+			t.Errorf("%d processes were left running by the stress runs", n)
+		}
+	})
+	t.Logf("replay one run with CLAUDE_ITERATE_STRESS=1 CLAUDE_ITERATE_STRESS_SEED=<seed>; the seed is in the failing subtest's name")
+	testscript.Run(t, testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			return nil
+		},
+		Cmds: scriptCommands(),
+	})
+}
+
+// stressScript generates the scenario of one seed.
+func stressScript(seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	names := []string{"daemon", "flood", "hang", "ignore", "trap"}
+	agent := names[rng.IntN(len(names))]
+	action := stressActions[rng.IntN(len(stressActions))]
+	delay := rng.IntN(300)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# seed %d: agent %s, action %s after %d ms\n", seed, agent, action.name, delay)
+	b.WriteString("env FAKE_CLAUDE=fake.txt\n")
+	b.WriteString("exec claude-iterate init task --instructions task.md\n")
+	b.WriteString("term start\n")
+	b.WriteString("term type 'stty -g > before.txt'\n")
+	b.WriteString("term type 'claude-iterate run task -v --no-delay -m 1 --interrupt-grace 1s'\n")
+	b.WriteString("term wait 'AGENT READY'\n")
+	b.WriteString("waitfile tool.pid\n")
+	// The random moment: time passing is the subject here, not a wait for
+	// something to happen.
+	fmt.Fprintf(&b, "exec sleep %d.%03d\n", delay/1000, delay%1000)
+	b.WriteString(action.steps)
+	fmt.Fprintf(&b, "term status %d\n", action.status)
+	b.WriteString("gone agent.pid\n")
+	if agent == "daemon" {
+		b.WriteString("gone daemon.pid gc.pid\n")
+	}
+	b.WriteString("term type 'stty -g > after.txt; echo SAVED'\n")
+	b.WriteString("term wait '\\nSAVED\\r'\n")
+	b.WriteString("cmp before.txt after.txt\n")
+	b.WriteString("! exists claude-iterate/workspaces/task/.stop\n")
+	b.WriteString("exec sh -c 'cat claude-iterate/workspaces/task/logs/*.log'\n")
+	b.WriteString("stdout 'RUN ENDED'\n")
+	fmt.Fprintf(&b, "stdout 'Reason: %s'\n", action.reason)
+	fmt.Fprintf(&b, "stdout 'Exit code: %d'\n", action.status)
+	b.WriteString("\n-- task.md --\ndo it\n-- empty --\n")
+	b.WriteString("-- fake.txt --\nppid tool.pid\n" + stressAgents[agent])
+	return b.String()
+}
