@@ -115,7 +115,8 @@ Stopping a run:
 
 Exit status:
   0  completed, or stopped for a non-failure reason (max iterations, stop request)
-  1  error, or a failure condition met
+  1  error, a failure condition met, or max iterations reached right after a
+     failed iteration
   2  usage error
   129, 130, 143  ended by SIGHUP, SIGINT (Ctrl+C), SIGTERM, after cleanup
 
