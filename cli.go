@@ -115,7 +115,8 @@ Stopping a run:
 
 Exit status:
   0  completed, or stopped for a non-failure reason (max iterations, stop request)
-  1  error, or a failure condition met
+  1  error, a failure condition met, or max iterations reached right after a
+     failed iteration
   2  usage error
   129, 130, 131, 143  ended by SIGHUP, SIGINT (Ctrl+C), SIGQUIT (Ctrl+\), SIGTERM, after cleanup
 
@@ -156,10 +157,17 @@ func runVersion(env *cliEnv, args []string) error {
 // programVersion is the version set at link time, else the module version
 // that go install recorded in the build info, else "devel".
 func programVersion() string {
-	if version != "" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	return versionFrom(version, bi)
+}
+
+// versionFrom picks the version: linked, else from the build info, else
+// "devel".
+func versionFrom(linked string, bi *debug.BuildInfo) string {
+	if linked != "" {
+		return linked
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+	if bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "devel"

@@ -8,9 +8,16 @@ package main
 // $FAKE_CLAUDE.calls. Without $FAKE_CLAUDE the fake streams a minimal
 // successful session.
 //
+// Called with --help (and nothing counted), the fake prints a help text that
+// names --append-system-prompt[-file], as the real CLI's does, or the file
+// $FAKE_CLAUDE_HELP when it is set (an older CLI's help).
+//
 // Directives:
 //
-//	record DIR           write DIR/argv-N, DIR/stdin-N, DIR/env-N for call N
+//	record DIR           write DIR/argv-N, DIR/stdin-N, DIR/env-N for call N,
+//	                     and DIR/sysprompt-N, a copy of the file given with
+//	                     --append-system-prompt-file, DIR/sysprompt-mode-N its
+//	                     permissions (-rw-------)
 //	emit JSON            print one line to stdout
 //	print TEXT           print TEXT (unquoted, may be malformed JSON) to stdout
 //	printn TEXT          print TEXT without a final newline
@@ -69,6 +76,9 @@ func fakeClaudeMain() {
 }
 
 func fakeClaude() int {
+	if len(os.Args) == 2 && os.Args[1] == "--help" {
+		return fakeHelp()
+	}
 	// Like the real CLI in -p mode, read the prompt from stdin to EOF.
 	stdin, _ := io.ReadAll(os.Stdin)
 	script := os.Getenv("FAKE_CLAUDE")
@@ -121,6 +131,19 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 		env := os.Environ()
 		sort.Strings(env)
 		os.WriteFile(filepath.Join(arg, "env-"+n), []byte(strings.Join(env, "\n")+"\n"), 0o644)
+		for i, a := range os.Args[:len(os.Args)-1] {
+			if a == "--append-system-prompt-file" {
+				data, err := os.ReadFile(os.Args[i+1])
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
+					return 1, true
+				}
+				os.WriteFile(filepath.Join(arg, "sysprompt-"+n), data, 0o644)
+				if fi, err := os.Stat(os.Args[i+1]); err == nil {
+					os.WriteFile(filepath.Join(arg, "sysprompt-mode-"+n), []byte(fi.Mode().String()+"\n"), 0o644)
+				}
+			}
+		}
 	case "emit":
 		fmt.Fprintln(out, arg)
 		flush()
@@ -278,6 +301,28 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 		return 3, true
 	}
 	return 0, false
+}
+
+// fakeHelp prints the fake's --help.
+func fakeHelp() int {
+	if p := os.Getenv("FAKE_CLAUDE_HELP"); p != "" {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
+			return 1
+		}
+		os.Stdout.Write(data)
+		return 0
+	}
+	fmt.Print(`Usage: claude [options] [command] [prompt]
+
+Options:
+  --append-system-prompt <prompt>  Append a system prompt to the default system prompt
+  --bare                           Minimal mode: only --system-prompt[-file],
+                                   --append-system-prompt[-file] are read
+  -p, --print                      Print response and exit
+`)
+	return 0
 }
 
 // fakeNextCall increments and returns the call counter kept in path.

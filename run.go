@@ -32,8 +32,10 @@ Options:
   -v, --verbose               show the agent's text and tool calls as they stream
   -q, --quiet                 print errors only
   --output LEVEL              quiet, progress (default) or verbose
-  --dry-run                   run the whole loop against a built-in mock agent;
-                              creates the named workspace if it does not exist
+  --dry-run                   run the whole loop against a built-in mock agent,
+                              on a scratch copy: the workspace is left as it
+                              was; creates the named workspace if it does not
+                              exist
   --prompt FILE               ralph mode: send FILE verbatim each iteration
   --claude PATH               the agent executable (default claude; also
                               claude.command, $CLAUDE_ITERATE_CLAUDE)
@@ -114,8 +116,14 @@ Conditions:
   passes on exit status 0. 'claude-iterate status' shows each condition's
   progress.
 
-Exit status: 0 completed or stopped; 1 error or failure condition; 2 usage
-error; 129/130/131/143 after SIGHUP/SIGINT/SIGQUIT/SIGTERM.
+Tool calls refused by claude (no permission flag) are named after each
+iteration; an iteration whose calls were refused and that made no progress
+fails. Allow the tools with claude.args, e.g. ["--permission-mode",
+"acceptEdits"], or --dangerously-skip-permissions inside a sandbox.
+
+Exit status: 0 completed or stopped; 1 error, failure condition, or max
+iterations reached right after a failed iteration; 2 usage error;
+129/130/131/143 after SIGHUP/SIGINT/SIGQUIT/SIGTERM.
 
 Examples:
   claude-iterate run demo

@@ -169,7 +169,8 @@ func runStatus(env *cliEnv, args []string) error {
 	if ts.HasProgress {
 		r.Progress = &progressRep{ts.Completed, ts.Total}
 	}
-	if warn != nil && ts.Source != statusFile && m.Iterations > 0 && !w.Ralph {
+	// Only an iteration that did not fail was expected to write the file.
+	if warn != nil && ts.Source != statusFile && m.Iterations > m.FailedIterations && !w.Ralph {
 		r.Warning = warn.Error()
 	}
 	if stopWarn != nil {
