@@ -23,10 +23,11 @@
 // a slash, or is ".").
 //
 // Exit status: 0 when the task completed or the run stopped for a
-// non-failure reason (max iterations, a stop request); 1 on errors and failure
-// conditions; 2 on usage errors; 129, 130, 131 or 143 when ended by SIGHUP,
-// SIGINT (Ctrl+C), SIGQUIT (Ctrl+\) or SIGTERM, after cleanup — by re-raising
-// the signal, so a calling shell loop stops too.
+// non-failure reason (max iterations, a stop request); 1 on errors, failure
+// conditions, and max iterations reached right after a failed iteration; 2
+// on usage errors; 129, 130, 131 or 143 when ended by SIGHUP, SIGINT
+// (Ctrl+C), SIGQUIT (Ctrl+\) or SIGTERM, after cleanup — by re-raising the
+// signal, so a calling shell loop stops too.
 //
 // Run 'claude-iterate help <command>' for each command's flags and examples.
 package main
