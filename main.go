@@ -7,10 +7,13 @@
 // Usage:
 //
 //	claude-iterate init   <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
+//	claude-iterate setup  <workspace> [--mode loop|iterative]    (write the task with claude)
+//	claude-iterate edit   <workspace>                            (refine it with claude)
 //	claude-iterate run    [<workspace>] [flags]
 //	claude-iterate stop   [<workspace>] [--cancel]
 //	claude-iterate list
 //	claude-iterate status [<workspace>] [--json]
+//	claude-iterate reset  [<workspace>] [--all]
 //	claude-iterate config [<workspace>] [--json]
 //	claude-iterate version
 //	claude-iterate help [<command>]
@@ -83,7 +86,7 @@ type cliEnv struct {
 var commands []*command
 
 func init() {
-	commands = []*command{initCommand, runCommand, stopCommand, listCommand, statusCommand, configCommand, versionCommand, helpCommand}
+	commands = []*command{initCommand, setupCommand, editCommand, runCommand, stopCommand, listCommand, statusCommand, resetCommand, configCommand, versionCommand, helpCommand}
 }
 
 func lookupCommand(name string) *command {
