@@ -11,9 +11,11 @@
 //	claude-iterate edit   <workspace>                            (refine it with claude)
 //	claude-iterate run    [<workspace>] [flags]
 //	claude-iterate stop   [<workspace>] [--cancel]
-//	claude-iterate list
-//	claude-iterate status [<workspace>] [--json]
+//	claude-iterate list   [--archived]
+//	claude-iterate status [<workspace>] [--json] [--archived]
 //	claude-iterate reset  [<workspace>] [--all]
+//	claude-iterate clean  <workspace> [-f] [--no-archive]
+//	claude-iterate archive list | restore <archive> [<workspace>]
 //	claude-iterate config [<workspace>] [--json]
 //	claude-iterate version
 //	claude-iterate help [<command>]
@@ -86,7 +88,7 @@ type cliEnv struct {
 var commands []*command
 
 func init() {
-	commands = []*command{initCommand, setupCommand, editCommand, runCommand, stopCommand, listCommand, statusCommand, resetCommand, configCommand, versionCommand, helpCommand}
+	commands = []*command{initCommand, setupCommand, editCommand, runCommand, stopCommand, listCommand, statusCommand, resetCommand, cleanCommand, archiveCommand, configCommand, versionCommand, helpCommand}
 }
 
 func lookupCommand(name string) *command {

@@ -18,7 +18,7 @@ import (
 var listCommand = &command{
 	name:    "list",
 	summary: "list workspaces with status, iterations and progress",
-	usage: `Usage: claude-iterate list
+	usage: `Usage: claude-iterate list [--archived]
 
 Lists the workspaces under the workspaces directory (claude-iterate/workspaces
 by default, see 'claude-iterate config'), and a ralph-mode run's state in the
@@ -26,15 +26,19 @@ current directory, with mode, status, iterations run, progress and last run.
 A status of "running?" is a run that ended without cleaning up (killed with
 SIGKILL, or a crash).
 
-Example:
+Options:
+  --archived   also list the workspaces archived by 'claude-iterate clean'
+
+Examples:
   claude-iterate list
+  claude-iterate list --archived
 `,
 }
 
 var statusCommand = &command{
 	name:    "status",
 	summary: "show one workspace in detail, including why its last run stopped",
-	usage: `Usage: claude-iterate status [<workspace>] [--json]
+	usage: `Usage: claude-iterate status [<workspace>] [--json] [--archived]
 
 Shows a workspace: mode, status, iterations, progress (.status.json, or
 TODO.md's checklist), the agent's summary, whether a stop is requested, why
@@ -42,11 +46,15 @@ the last run stopped and its exit code, and the stop conditions' progress.
 Without <workspace>, shows the ralph-mode run of the current directory.
 
 Options:
-  --json   print the same as a JSON object
+  --json       print the same as a JSON object
+  --archived   show an archived workspace, as it was archived: <workspace>
+               names its latest archive, or is an archive (see 'claude-iterate
+               help archive')
 
 Examples:
   claude-iterate status demo
   claude-iterate status ./tasks/refactor --json
+  claude-iterate status demo --archived
 `,
 }
 
@@ -57,9 +65,21 @@ func init() {
 
 func runList(env *cliEnv, args []string) error {
 	fs := newFlagSet("list")
+	archived := fs.Bool("archived", false, "")
 	if _, err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
+	err := listWorkspaces(env)
+	if *archived {
+		if aerr := listArchives(env, true); err == nil {
+			err = aerr
+		}
+	}
+	return err
+}
+
+// listWorkspaces prints the workspaces.
+func listWorkspaces(env *cliEnv) error {
 	project, user, err := baseLayers(env.projectRoot)
 	if err != nil {
 		return err
@@ -146,6 +166,8 @@ type statusReport struct {
 	LastExitCode   *int         `json:"lastExitCode,omitempty"`
 	Conditions     []condReport `json:"conditions,omitempty"`
 	Warning        string       `json:"warning,omitempty"`
+	Archive        string       `json:"archive,omitempty"`
+	Archived       *time.Time   `json:"archived,omitempty"`
 }
 
 type progressRep struct {
@@ -156,11 +178,21 @@ type progressRep struct {
 func runStatus(env *cliEnv, args []string) error {
 	fs := newFlagSet("status")
 	asJSON := fs.Bool("json", false, "")
+	archived := fs.Bool("archived", false, "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	w, err := workspaceFromArgs(env, pos)
+	var w *workspace
+	var from *archivedWorkspace
+	if *archived {
+		if from, err = openArchivedArg(env, pos); err == nil {
+			defer from.close()
+			w = from.ws
+		}
+	} else {
+		w, err = workspaceFromArgs(env, pos)
+	}
 	if err != nil {
 		return err
 	}
@@ -178,8 +210,11 @@ func runStatus(env *cliEnv, args []string) error {
 	if ts.HasProgress {
 		r.Progress = &progressRep{ts.Completed, ts.Total}
 	}
-	if warn != nil && ts.Source != statusFile && m.Iterations > 0 && !w.Ralph {
+	if warn != nil && ts.Source != statusFile && m.Iterations > 0 && !w.Ralph && from == nil {
 		r.Warning = warn.Error()
+	}
+	if from != nil {
+		r.Path, r.Archive, r.Archived = from.path, from.path, &from.at
 	}
 	if *asJSON {
 		b, err := json.MarshalIndent(r, "", "  ")
@@ -191,7 +226,11 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	out := env.stdout
 	fmt.Fprintf(out, "Workspace:   %s\n", r.Name)
-	fmt.Fprintf(out, "Path:        %s\n", relPath(env.projectRoot, r.Path))
+	if r.Archive != "" {
+		fmt.Fprintf(out, "Archive:     %s (archived %s)\n", relPath(env.projectRoot, r.Archive), r.Archived.Local().Format(time.DateTime))
+	} else {
+		fmt.Fprintf(out, "Path:        %s\n", relPath(env.projectRoot, r.Path))
+	}
 	fmt.Fprintf(out, "Mode:        %s\n", r.Mode)
 	status := r.Status
 	if r.Running {
