@@ -40,10 +40,15 @@ type cliEnv struct {
 func commandTable() []*command {
 	return []*command{
 		{name: "init", summary: "create a workspace for a task", usage: initUsage, run: runInit},
+		{name: "setup", summary: "write a workspace's task with claude, interactively", usage: setupUsage, run: runSetup},
+		{name: "edit", summary: "refine a workspace's task with claude, interactively", usage: editUsage, run: runEdit},
 		{name: "run", summary: "run the agent in a loop on a workspace's task", usage: runUsage, run: runRun},
 		{name: "stop", summary: "ask a run to stop after its current iteration", usage: stopUsage, run: runStop},
 		{name: "list", summary: "list workspaces with status, iterations and progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
+		{name: "reset", summary: "forget a workspace's runs, keeping its task", usage: resetUsage, run: runReset},
+		{name: "clean", summary: "archive a workspace, then remove it", usage: cleanUsage, run: runClean},
+		{name: "archive", summary: "list archived workspaces, or restore one", usage: archiveUsage, run: runArchive},
 		{name: "config", summary: "show the effective configuration and where each value comes from", usage: configUsage(), run: runConfig},
 		{name: "version", summary: "print the version", usage: versionUsage, run: runVersion},
 		{name: "help", summary: "show help for a command", usage: helpUsage, run: runHelp},

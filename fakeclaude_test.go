@@ -12,6 +12,12 @@ package main
 // names --append-system-prompt[-file], as the real CLI's does, or the file
 // $FAKE_CLAUDE_HELP when it is set (an older CLI's help).
 //
+// Run without -p, as setup and edit run the real CLI, the fake is
+// interactive: it leaves stdin (the terminal) alone instead of reading a
+// prompt from it, and without $FAKE_CLAUDE but with a system prompt
+// (--append-system-prompt) it writes a task to the INSTRUCTIONS.md the
+// system prompt names (the write-named directive) and exits 0.
+//
 // Directives:
 //
 //	record DIR           write DIR/argv-N, DIR/stdin-N, DIR/env-N for call N,
@@ -54,6 +60,20 @@ package main
 //	                     the CLI's limit text and a 429 error result
 //	hang                 block forever
 //	exit N               exit with status N
+//
+// Directives for the interactive mode:
+//
+//	write-named NAME TEXT  write TEXT (with \n escapes) to the file NAME whose
+//	                     path the --append-system-prompt argument gives; exit 3
+//	                     if it gives none
+//	ask TEXT             print TEXT, then read a line from stdin into
+//	                     $FAKE_ANSWER (for the directives after it)
+//	on-int TEXT          on SIGINT, print TEXT to stderr and go on, as the real
+//	                     CLI does on a first Ctrl+C
+//	suspend              stop itself alone with SIGSTOP, as the real CLI does
+//	                     on Ctrl+Z, and go on once continued
+//	stty-raw             turn the terminal's ICANON and ECHO off and leave them
+//	                     so, as a CLI that crashed would
 
 import (
 	"bufio"
@@ -79,9 +99,19 @@ func fakeClaude() int {
 	if len(os.Args) == 2 && os.Args[1] == "--help" {
 		return fakeHelp()
 	}
-	// Like the real CLI in -p mode, read the prompt from stdin to EOF.
-	stdin, _ := io.ReadAll(os.Stdin)
+	interactive := !fakeHasArg("-p")
+	var stdin []byte
+	if !interactive {
+		// Like the real CLI in -p mode, read the prompt from stdin to EOF.
+		stdin, _ = io.ReadAll(os.Stdin)
+	}
 	script := os.Getenv("FAKE_CLAUDE")
+	if script == "" && interactive && fakeSystemPrompt() != "" {
+		if code, done := fakeDirective(bufio.NewWriter(os.Stdout), "write-named", `INSTRUCTIONS.md # Task\n\nWritten by the fake claude.\n`, 1, "", nil); done {
+			return code
+		}
+		return 0
+	}
 	if script == "" {
 		fakeEmit(map[string]any{"type": "system", "subtype": "init", "session_id": "fake", "tools": []string{"Bash"}, "model": "fake"})
 		fakeEmit(fakeAssistantText("Hello from the fake claude."))
@@ -296,6 +326,44 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 	case "exit":
 		n, _ := strconv.Atoi(arg)
 		return n, true
+	case "write-named":
+		name, text, _ := strings.Cut(arg, " ")
+		file := fakeNamedPath(name)
+		if file == "" {
+			fmt.Fprintf(os.Stderr, "fake claude: no path ending in /%s in the system prompt\n", name)
+			return 3, true
+		}
+		os.WriteFile(file, []byte(strings.ReplaceAll(text, `\n`, "\n")), 0o644)
+	case "ask":
+		fmt.Fprintln(out, arg)
+		flush()
+		line, _ := fakeTerminal.ReadString('\n')
+		os.Setenv("FAKE_ANSWER", strings.TrimRight(line, "\r\n"))
+	case "on-int":
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGINT)
+		go func() {
+			for range c {
+				fmt.Fprintln(os.Stderr, arg)
+			}
+		}()
+	case "suspend":
+		flush()
+		// Another thread may take the SIGSTOP and this one run on a little:
+		// going on only once continued keeps later output after the stop.
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGCONT)
+		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		<-c
+		signal.Stop(c)
+	case "stty-raw":
+		t, err := getTermios(os.Stdin)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
+			return 3, true
+		}
+		t.Lflag &^= syscall.ICANON | syscall.ECHO
+		setTermios(os.Stdin, t)
 	default:
 		fmt.Fprintf(os.Stderr, "fake claude: unknown directive %q\n", verb)
 		return 3, true
@@ -323,6 +391,41 @@ Options:
   -p, --print                      Print response and exit
 `)
 	return 0
+}
+
+// fakeTerminal reads the lines the ask directive asks for.
+var fakeTerminal = bufio.NewReader(os.Stdin)
+
+// fakeHasArg reports whether the fake was given arg.
+func fakeHasArg(arg string) bool {
+	for _, a := range os.Args[1:] {
+		if a == arg {
+			return true
+		}
+	}
+	return false
+}
+
+// fakeSystemPrompt returns the value of --append-system-prompt, or "".
+func fakeSystemPrompt() string {
+	for i := 1; i+1 < len(os.Args); i++ {
+		if os.Args[i] == "--append-system-prompt" {
+			return os.Args[i+1]
+		}
+	}
+	return ""
+}
+
+// fakeNamedPath returns the first path ending in /name in the system
+// prompt, or "".
+func fakeNamedPath(name string) string {
+	for _, word := range strings.Fields(fakeSystemPrompt()) {
+		word = strings.TrimRight(strings.Trim(word, "`\"'()"), ".,:;")
+		if strings.HasPrefix(word, "/") && strings.HasSuffix(word, "/"+name) {
+			return word
+		}
+	}
+	return ""
 }
 
 // fakeNextCall increments and returns the call counter kept in path.

@@ -7,10 +7,15 @@
 // Usage:
 //
 //	claude-iterate init   <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
+//	claude-iterate setup  <workspace> [--mode loop|iterative]    (write the task with claude)
+//	claude-iterate edit   <workspace>                            (refine it with claude)
 //	claude-iterate run    [<workspace>] [flags]
 //	claude-iterate stop   [<workspace>] [--cancel]
-//	claude-iterate list
-//	claude-iterate status [<workspace>] [--json]
+//	claude-iterate list   [--archived]
+//	claude-iterate status [<workspace>] [--json] [--archived]
+//	claude-iterate reset  [<workspace>] [--all]
+//	claude-iterate clean  <workspace> [-f] [--no-archive]
+//	claude-iterate archive list | restore <archive> [<workspace>]
 //	claude-iterate config [<workspace>] [--json]
 //	claude-iterate version
 //	claude-iterate help [<command>]

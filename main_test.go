@@ -67,6 +67,9 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 	for k, v := range ptyCommands() {
 		cmds[k] = v
 	}
+	for k, v := range archiveCommands() {
+		cmds[k] = v
+	}
 	return cmds
 }
 

@@ -287,13 +287,13 @@ func (r *runner) checkTask() error {
 	}
 	data, err := os.ReadFile(r.ws.instructionsPath())
 	if err != nil {
-		return withHint(fmt.Errorf("reading the task: %w", err), "write the task to %s", r.ws.instructionsPath())
+		return withHint(fmt.Errorf("reading the task: %w", err), "write it with claude: claude-iterate setup %s, or write it to %s", r.ws.Name, r.ws.instructionsPath())
 	}
 	if strings.TrimSpace(string(data)) == "" {
-		return withHint(fmt.Errorf("%s is empty", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first")
+		return withHint(fmt.Errorf("%s is empty", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it (or with claude: claude-iterate setup %s)", r.ws.Name)
 	}
 	if string(data) == starterInstructions && !r.opts.dryRun {
-		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first, or try: claude-iterate run %s --dry-run", r.ws.Name)
+		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first (or with claude: claude-iterate setup %s), or try: claude-iterate run %s --dry-run", r.ws.Name, r.ws.Name)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // listUsage is the manual of the list command.
-const listUsage = `Usage: claude-iterate list
+const listUsage = `Usage: claude-iterate list [--archived]
 
 Lists the workspaces under the workspaces directory (claude-iterate/workspaces
 by default, see 'claude-iterate config'), and a ralph-mode run's state in the
@@ -25,12 +25,16 @@ current directory, with mode, status, iterations run, progress and last run.
 A status of "ended abnormally" is a run that ended without cleaning up (killed with
 SIGKILL, or a crash).
 
-Example:
+Options:
+  --archived   also list the workspaces archived by 'claude-iterate clean'
+
+Examples:
   claude-iterate list
+  claude-iterate list --archived
 `
 
 // statusUsage is the manual of the status command.
-const statusUsage = `Usage: claude-iterate status [<workspace>] [--json]
+const statusUsage = `Usage: claude-iterate status [<workspace>] [--json] [--archived]
 
 Shows a workspace: mode, status, iterations, progress (.status.json, or
 TODO.md's checklist), the agent's summary, whether a stop is requested, why
@@ -38,18 +42,34 @@ the last run stopped and its exit code, and the stop conditions' progress.
 Without <workspace>, shows the ralph-mode run of the current directory.
 
 Options:
-  --json   print the same as a JSON object
+  --json       print the same as a JSON object
+  --archived   show an archived workspace, as it was archived: <workspace>
+               names its latest archive, or is an archive (see 'claude-iterate
+               help archive')
 
 Examples:
   claude-iterate status demo
   claude-iterate status ./tasks/refactor --json
+  claude-iterate status demo --archived
 `
 
 func runList(env *cliEnv, args []string) error {
 	fs := newFlagSet("list")
+	archived := fs.Bool("archived", false, "")
 	if _, err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
+	err := listWorkspaces(env)
+	if *archived {
+		if aerr := listArchives(env, true); err == nil {
+			err = aerr
+		}
+	}
+	return err
+}
+
+// listWorkspaces prints the workspaces.
+func listWorkspaces(env *cliEnv) error {
 	project, user, err := baseLayers(env.projectRoot)
 	if err != nil {
 		return err
@@ -137,6 +157,8 @@ type statusReport struct {
 	Log            string       `json:"log,omitempty"`
 	Conditions     []condReport `json:"conditions,omitempty"`
 	Warning        string       `json:"warning,omitempty"`
+	Archive        string       `json:"archive,omitempty"`
+	Archived       *time.Time   `json:"archived,omitempty"`
 }
 
 type progressRep struct {
@@ -147,11 +169,21 @@ type progressRep struct {
 func runStatus(env *cliEnv, args []string) error {
 	fs := newFlagSet("status")
 	asJSON := fs.Bool("json", false, "")
+	archived := fs.Bool("archived", false, "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	w, err := workspaceFromArgs(env, pos)
+	var w *workspace
+	var from *archivedWorkspace
+	if *archived {
+		if from, err = openArchivedArg(env, pos); err == nil {
+			defer from.close()
+			w = from.ws
+		}
+	} else {
+		w, err = workspaceFromArgs(env, pos)
+	}
 	if err != nil {
 		return err
 	}
@@ -170,11 +202,14 @@ func runStatus(env *cliEnv, args []string) error {
 		r.Progress = &progressRep{ts.Completed, ts.Total}
 	}
 	// Only an iteration that did not fail was expected to write the file.
-	if warn != nil && ts.Source != statusFile && m.Iterations > m.FailedIterations && !w.Ralph {
+	if warn != nil && ts.Source != statusFile && m.Iterations > m.FailedIterations && !w.Ralph && from == nil {
 		r.Warning = warn.Error()
 	}
 	if stopWarn != nil {
 		r.Warning = strings.TrimPrefix(strings.Join([]string{r.Warning, stopWarn.Error()}, "; "), "; ")
+	}
+	if from != nil {
+		r.Path, r.Archive, r.Archived = from.path, from.path, &from.at
 	}
 	if *asJSON {
 		b, err := json.MarshalIndent(r, "", "  ")
@@ -186,7 +221,11 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	out := &errWriter{w: env.stdout}
 	fmt.Fprintf(out, "Workspace:   %s\n", r.Name)
-	fmt.Fprintf(out, "Path:        %s\n", relPath(env.projectRoot, r.Path))
+	if r.Archive != "" {
+		fmt.Fprintf(out, "Archive:     %s (archived %s)\n", relPath(env.projectRoot, r.Archive), r.Archived.Local().Format(time.DateTime))
+	} else {
+		fmt.Fprintf(out, "Path:        %s\n", relPath(env.projectRoot, r.Path))
+	}
 	fmt.Fprintf(out, "Mode:        %s\n", r.Mode)
 	status := r.Status
 	if r.Running {

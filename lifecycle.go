@@ -1,0 +1,606 @@
+package main
+
+// This file implements the workspace lifecycle around runs: setup and edit
+// write the task with the user through the agent CLI run interactively, and
+// reset forgets the runs. The rules are: a command that changes a workspace
+// refuses while a run holds it (claimWorkspace); setup and edit need a
+// terminal, hand it to the CLI (see runAttached) and print nothing while it
+// runs; what they report afterwards comes from the files, never from the
+// CLI's exit status — INSTRUCTIONS.md written, not empty and not init's
+// template is success; setup removes a workspace it created if the session
+// left nothing in it, and edit puts the previous task back if the session
+// left INSTRUCTIONS.md missing or empty. reset changes only the run fields
+// of .metadata.json (and, with --all, removes .status.json and TODO.md): the
+// task, the logs and the agent's files stay.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// setupUsage is the manual of the setup command.
+const setupUsage = `Usage: claude-iterate setup <workspace> [--mode loop|iterative] [--claude PATH]
+
+Creates the workspace if needed (as 'init' does), then starts claude in this
+terminal — interactively, not in -p mode — with a system prompt that has it
+interview you about the task and write <workspace>/INSTRUCTIONS.md (and, in
+loop mode, a first TODO.md). Talk with it, and quit it (/exit) once the task
+is written: setup then says what to run next. If nothing was written, setup
+exits 1, and removes the workspace it created if claude left it empty.
+
+While claude runs, the terminal is claude's: Ctrl+C and Ctrl+Z go to it, and
+claude-iterate only waits, printing nothing. When claude exits, the terminal
+mode is put back as it was.
+
+setup needs a terminal; without one, give the task from a file:
+claude-iterate init <workspace> --instructions FILE. A workspace that has a
+task already is refined with 'claude-iterate edit'. To give a new workspace
+other options (-m, -d, --notify-url...), create it with 'init' first, then run
+setup on it.
+
+Options:
+  --mode loop|iterative   the mode of a new workspace (default loop)
+  --claude PATH           the claude executable (default: config key
+                          claude.command, or $CLAUDE_ITERATE_CLAUDE)
+
+claude gets the arguments of claude.args, then --append-system-prompt with
+the built-in prompts/<mode>/setup.md — a project may replace it with
+.claude-iterate/prompts/<mode>/setup.md, a workspace with
+<workspace>/prompts/setup.md — then a short first message.
+
+Examples:
+  claude-iterate setup api-migration
+  claude-iterate setup refactor --mode iterative
+  claude-iterate init nightly -m 200 && claude-iterate setup nightly
+`
+
+// editUsage is the manual of the edit command.
+const editUsage = `Usage: claude-iterate edit <workspace> [--claude PATH]
+
+Starts claude in this terminal, interactively, with a system prompt that has
+it read the workspace's task (INSTRUCTIONS.md, and TODO.md), ask you what to
+change and rewrite it (and, in loop mode, bring TODO.md in line). Quit claude
+(/exit) when done: edit then says what changed and what to run next. If
+claude left INSTRUCTIONS.md missing or empty, edit puts the previous version
+back and exits 1.
+
+As with setup, the terminal is claude's while it runs, and the terminal mode
+is put back as it was when it exits. edit needs a terminal; without one, edit
+<workspace>/INSTRUCTIONS.md with an editor. A workspace being run is not
+edited: stop the run first.
+
+Options:
+  --claude PATH   the claude executable (default: config key claude.command,
+                  or $CLAUDE_ITERATE_CLAUDE)
+
+The system prompt is prompts/<mode>/edit.md, replaced as setup's is.
+
+Examples:
+  claude-iterate edit api-migration
+`
+
+// resetUsage is the manual of the reset command.
+const resetUsage = `Usage: claude-iterate reset [<workspace>] [--all]
+
+Forgets a workspace's runs: in .metadata.json, the iteration counts, the
+cost, the status, the last run, why it stopped and the stop conditions'
+progress go back to those of a new workspace. The mode and the workspace's
+configuration stay, as do INSTRUCTIONS.md, TODO.md, .status.json, the logs
+and every file of the agent. Prints what it reset. Without <workspace>,
+resets the ralph-mode run of the current directory. A workspace being run is
+not reset: stop the run first.
+
+Options:
+  --all   also remove .status.json and TODO.md, the agent's progress, so that
+          the next run starts the task over (in ralph mode only .status.json:
+          TODO.md is the project's)
+
+Examples:
+  claude-iterate reset demo
+  claude-iterate reset demo --all
+`
+
+// claimWorkspace makes sure that no run holds w before a command changes
+// it, by taking the run lock itself (lock.go) until release is called: a run
+// that starts meanwhile fails at once. arg is the workspace as the user gave
+// it ("" for the ralph-mode one), for the hint, and doing is what the command
+// does ("reset"). The lock's record, which a later run reads to clean up
+// after a killed one, is left as it is.
+func claimWorkspace(w *workspace, arg, doing string) (release func(), err error) {
+	busy := func(pid int) error {
+		msg := fmt.Sprintf("cannot %s workspace %s: a run holds it", doing, w.Name)
+		if pid > 0 {
+			msg += fmt.Sprintf(" (pid %d)", pid)
+		}
+		return withHint(errors.New(msg), "stop the run first: %s", strings.TrimSpace("claude-iterate stop "+arg))
+	}
+	f, err := os.OpenFile(w.lockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return func() {}, nil // no state directory yet: nothing to hold
+		}
+		return nil, fmt.Errorf("opening the run lock: %w", err)
+	}
+	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid := readRecord(f).PID
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, busy(pid)
+		}
+		return nil, fmt.Errorf("locking %s: %w", w.lockPath(), err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// failUsage prints err and hint the house way and ends the command with exit
+// status 2: for a command line that cannot work where it was given (no
+// terminal, no confirmation), a usage error whose fix is not in the usage.
+func failUsage(env *cliEnv, err error, hint string, args ...any) error {
+	fmt.Fprintf(env.stderr, "%s: %v\n", progName, err)
+	fmt.Fprintf(env.stderr, "%s: hint: %s\n", progName, fmt.Sprintf(hint, args...))
+	return &exitCodeError{code: exitUsage}
+}
+
+// taskState is what a workspace's INSTRUCTIONS.md holds.
+type taskState int
+
+const (
+	taskMissing  taskState = iota // no file
+	taskEmpty                     // white space only
+	taskTemplate                  // init's template, as init wrote it
+	taskWritten                   // a task
+)
+
+// classifyTask says what the content of an existing INSTRUCTIONS.md holds.
+func classifyTask(data []byte) taskState {
+	trimmed := bytes.TrimSpace(data)
+	switch {
+	case len(trimmed) == 0:
+		return taskEmpty
+	case string(trimmed) == strings.TrimSpace(starterInstructions):
+		return taskTemplate
+	}
+	return taskWritten
+}
+
+// readTask reads a workspace's INSTRUCTIONS.md and says what it holds.
+func readTask(w *workspace) (taskState, []byte, error) {
+	data, err := os.ReadFile(w.instructionsPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return taskMissing, nil, nil
+	}
+	if err != nil {
+		return taskMissing, nil, fmt.Errorf("reading %s: %w", w.instructionsPath(), unwrapPathError(err))
+	}
+	return classifyTask(data), data, nil
+}
+
+// describeTask says what is wrong with INSTRUCTIONS.md at shown in state.
+func describeTask(shown string, state taskState) string {
+	switch state {
+	case taskMissing:
+		return shown + " does not exist"
+	case taskEmpty:
+		return shown + " is empty"
+	case taskTemplate:
+		return shown + " still holds the template"
+	}
+	return shown + " holds a task"
+}
+
+// session is the interactive claude of setup or edit.
+type session struct {
+	path string
+	argv []string
+	dir  string
+}
+
+// newSession prepares the claude session of setup or edit (kind names its
+// system prompt template): the configured command and arguments, the system
+// prompt and a first message, and no -p.
+func newSession(env *cliEnv, cfg *settings, w *workspace, kind, instructions, first string) (*session, error) {
+	cmd := cfg.str("claude.command")
+	path, err := exec.LookPath(cmd)
+	if err != nil {
+		return nil, withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
+	}
+	tmpl, _, err := promptTemplate(w, env.projectRoot, w.meta.Mode, kind)
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{cmd}, cfg.list("claude.args")...)
+	argv = append(argv, "--append-system-prompt", expandPrompt(tmpl, env.projectRoot, w.Dir, instructions), first)
+	return &session{path: path, argv: argv, dir: env.projectRoot}, nil
+}
+
+// run runs the session on the terminal and says how claude ended: "" when
+// it exited with status 0.
+func (s *session) run(in, out, errOut *os.File) (string, error) {
+	ws, err := runAttached(in, out, errOut, s.path, s.argv, s.dir, childEnv())
+	if err != nil {
+		return "", fmt.Errorf("running %s: %w", s.path, err)
+	}
+	switch {
+	case ws.Exited() && ws.ExitStatus() == 0:
+		return "", nil
+	case ws.Exited():
+		return fmt.Sprintf("claude exited with status %d", ws.ExitStatus()), nil
+	case ws.Signaled():
+		name := signalName(ws.Signal())
+		if !strings.HasPrefix(name, "SIG") {
+			name = fmt.Sprintf("signal %d (%s)", int(ws.Signal()), name)
+		}
+		return "claude was ended by " + name, nil
+	}
+	return "", nil
+}
+
+// sessionTerminal returns the terminal a session runs on: standard input
+// and output must both be one.
+func sessionTerminal(env *cliEnv, cmd string) (in, out, errOut *os.File, err error) {
+	in, ok := env.stdin.(*os.File)
+	if !ok || !isTerminal(in) {
+		return nil, nil, nil, fmt.Errorf("%s talks with you through claude, in a terminal: standard input is not one", cmd)
+	}
+	out, ok = env.stdout.(*os.File)
+	if !ok || !isTerminal(out) {
+		return nil, nil, nil, fmt.Errorf("%s talks with you through claude, in a terminal: standard output is not one", cmd)
+	}
+	errOut, ok = env.stderr.(*os.File)
+	if !ok {
+		errOut = out
+	}
+	return in, out, errOut, nil
+}
+
+// claudeFlagLayer is the configuration the --claude flag of setup and edit
+// sets.
+func claudeFlagLayer(f stringFlag) *configLayer {
+	l := &configLayer{name: layerFlag, values: map[string]any{}}
+	if f.set {
+		l.values["claude.command"] = f.s
+	}
+	return l
+}
+
+// checkClaudeFlag refuses an empty --claude.
+func checkClaudeFlag(f stringFlag) error {
+	if f.set && strings.TrimSpace(f.s) == "" {
+		return usagef("invalid value %q for flag --claude: empty", f.s)
+	}
+	return nil
+}
+
+// readOptional reads a file that may not exist (nil then).
+func readOptional(path string) []byte {
+	if path == "" {
+		return nil
+	}
+	data, _ := os.ReadFile(path)
+	return data
+}
+
+func runSetup(env *cliEnv, args []string) error {
+	fs := newFlagSet("setup")
+	var mode, claude stringFlag
+	fs.Var(&mode, "mode", "")
+	fs.Var(&claude, "claude", "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing workspace name")
+	}
+	if mode.set && mode.s != modeLoop && mode.s != modeIterative {
+		return usagef("invalid value %q for flag --mode: want loop or iterative", mode.s)
+	}
+	if err := checkClaudeFlag(claude); err != nil {
+		return err
+	}
+	arg := pos[0]
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	base := resolveSettings(envLayer(), project, user)
+	w, err := locateWorkspace(env.projectRoot, base.str("workspacesDir"), arg)
+	if err != nil {
+		return err
+	}
+	exists := true
+	if err := w.load(); errors.Is(err, os.ErrNotExist) {
+		exists = false
+	} else if err != nil {
+		return err
+	}
+	shownTask := relPath(env.projectRoot, w.instructionsPath())
+	if exists {
+		if mode.set && mode.s != w.meta.Mode {
+			return usagef("workspace %s exists, in %s mode: --mode applies only to a new workspace", w.Name, w.meta.Mode)
+		}
+		release, err := claimWorkspace(w, arg, "set up")
+		if err != nil {
+			return err
+		}
+		defer release()
+		state, _, err := readTask(w)
+		if err != nil {
+			return err
+		}
+		if state == taskWritten {
+			return withHint(fmt.Errorf("workspace %s has a task already (%s)", w.Name, shownTask), "refine it with: claude-iterate edit %s", arg)
+		}
+	} else {
+		m := modeLoop
+		if mode.set {
+			m = mode.s
+		}
+		w.meta = &metadata{Name: w.Name, Mode: m, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+	}
+	in, out, errOut, err := sessionTerminal(env, "setup")
+	if err != nil {
+		if exists {
+			return failUsage(env, err, "describe the task in %s yourself", shownTask)
+		}
+		return failUsage(env, err, "give the task from a file instead: claude-iterate init %s --instructions FILE", arg)
+	}
+	cfg := resolveSettings(claudeFlagLayer(claude), envLayer(), w.meta.configLayer, project, user)
+	s, err := newSession(env, cfg, w, "setup", "", fmt.Sprintf("Help me write the task of the claude-iterate workspace %q: interview me.", w.Name))
+	if err != nil {
+		return err
+	}
+
+	var created []string
+	if !exists {
+		created, err = createWorkspaceDir(w, pos[0])
+		if err != nil {
+			return err
+		}
+		if err := w.save(); err != nil {
+			removeCreated(w, created)
+			return fmt.Errorf("creating workspace %s: %w", w.Dir, err)
+		}
+		fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, relPath(env.projectRoot, w.Dir), w.meta.Mode)
+	}
+	todoBefore := readOptional(w.todoPath())
+	fmt.Fprintf(env.stdout, "Starting claude to write the task with you; quit it (/exit) once %s is written.\n", shownTask)
+	ended, runErr := s.run(in, out, errOut)
+
+	state, _, err := readTask(w)
+	if err != nil {
+		return err
+	}
+	if state == taskWritten {
+		wrote := shownTask
+		if todo := readOptional(w.todoPath()); todo != nil && !bytes.Equal(todo, todoBefore) {
+			wrote += " and " + todoFile
+		}
+		fmt.Fprintf(env.stdout, "Wrote %s\n", wrote)
+		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", arg)
+		return nil
+	}
+	if runErr != nil {
+		ended = runErr.Error()
+	}
+	msg := "nothing was written: " + describeTask(shownTask, state)
+	if ended != "" {
+		msg += " (" + ended + ")"
+	}
+	if !exists && leftEmpty(w) {
+		removeCreated(w, created)
+		return withHint(errors.New(msg+"; the new workspace was removed"), "run it again: claude-iterate setup %s, or give the task from a file: claude-iterate init %s --instructions FILE", arg, arg)
+	}
+	return withHint(errors.New(msg), "run it again: claude-iterate setup %s, or describe the task in %s yourself", arg, shownTask)
+}
+
+// leftEmpty reports whether a workspace setup created holds nothing but what
+// setup wrote: .metadata.json, and at most an INSTRUCTIONS.md without a task.
+func leftEmpty(w *workspace) bool {
+	entries, err := os.ReadDir(w.Dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name() != metadataFile && e.Name() != instructionsFile {
+			return false
+		}
+	}
+	return true
+}
+
+func runEdit(env *cliEnv, args []string) error {
+	fs := newFlagSet("edit")
+	var claude stringFlag
+	fs.Var(&claude, "claude", "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing workspace")
+	}
+	if err := checkClaudeFlag(claude); err != nil {
+		return err
+	}
+	arg := pos[0]
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	base := resolveSettings(envLayer(), project, user)
+	w, err := openWorkspace(env.projectRoot, base.str("workspacesDir"), arg)
+	if err != nil {
+		var nw *errNoWorkspace
+		if errors.As(err, &nw) {
+			return withHint(nw, "create it with: claude-iterate setup %s", arg)
+		}
+		return err
+	}
+	release, err := claimWorkspace(w, arg, "edit")
+	if err != nil {
+		return err
+	}
+	defer release()
+	shownTask := relPath(env.projectRoot, w.instructionsPath())
+	state, before, err := readTask(w)
+	if err != nil {
+		return err
+	}
+	if state != taskWritten {
+		return withHint(fmt.Errorf("workspace %s has no task to edit: %s", w.Name, describeTask(shownTask, state)), "write it with: claude-iterate setup %s", arg)
+	}
+	in, out, errOut, err := sessionTerminal(env, "edit")
+	if err != nil {
+		return failUsage(env, err, "edit the task yourself: %s", shownTask)
+	}
+	cfg := resolveSettings(claudeFlagLayer(claude), envLayer(), w.meta.configLayer, project, user)
+	s, err := newSession(env, cfg, w, "edit", string(before), fmt.Sprintf("Help me refine the task of the claude-iterate workspace %q.", w.Name))
+	if err != nil {
+		return err
+	}
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(w.instructionsPath()); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	todoBefore := readOptional(w.todoPath())
+	fmt.Fprintf(env.stdout, "Starting claude to refine the task with you; quit it (/exit) when done.\n")
+	ended, runErr := s.run(in, out, errOut)
+
+	state, after, err := readTask(w)
+	if err != nil {
+		return err
+	}
+	if state != taskWritten {
+		if runErr != nil {
+			ended = runErr.Error()
+		}
+		msg := describeTask(shownTask, state)
+		if ended != "" {
+			msg += " (" + ended + ")"
+		}
+		if err := writeFileAtomic(w.instructionsPath(), before, perm); err != nil {
+			return fmt.Errorf("%s, and putting the previous version back failed: %w", msg, err)
+		}
+		return withHint(errors.New(msg+": the previous version is put back"), "run it again: claude-iterate edit %s", arg)
+	}
+	todoChanged := !bytes.Equal(readOptional(w.todoPath()), todoBefore)
+	switch {
+	case !bytes.Equal(before, after) && todoChanged:
+		fmt.Fprintf(env.stdout, "Updated %s and %s\n", shownTask, todoFile)
+	case !bytes.Equal(before, after):
+		fmt.Fprintf(env.stdout, "Updated %s\n", shownTask)
+	case todoChanged:
+		fmt.Fprintf(env.stdout, "%s is unchanged; updated %s\n", shownTask, todoFile)
+	default:
+		fmt.Fprintf(env.stdout, "%s is unchanged\n", shownTask)
+	}
+	fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", arg)
+	return nil
+}
+
+// resetMetadata forgets the runs recorded in m, as reset does, and returns
+// what changed, one "field\tbefore → after" line each.
+func resetMetadata(m *metadata) []string {
+	var changes []string
+	add := func(field, from, to string) {
+		changes = append(changes, field+"\t"+from+" → "+to)
+	}
+	if m.Status != statusNew {
+		add("status", m.Status, statusNew)
+	}
+	if m.Iterations != 0 || m.LastRunIterations != 0 || m.FailedIterations != 0 {
+		from := fmt.Sprint(m.Iterations)
+		if m.FailedIterations > 0 {
+			from += fmt.Sprintf(" (%d failed)", m.FailedIterations)
+		}
+		add("iterations", from, "0")
+	}
+	if m.TotalCostUSD != 0 {
+		add("cost", fmt.Sprintf("$%.2f", m.TotalCostUSD), "$0.00")
+	}
+	if m.LastRun != nil {
+		add("last run", m.LastRun.Local().Format("2006-01-02 15:04"), "never")
+	}
+	if m.LastStopReason != "" || m.LastExitCode != nil {
+		from := m.LastStopReason
+		if m.LastExitCode != nil {
+			from = strings.TrimSpace(fmt.Sprintf("%s (exit %d)", from, *m.LastExitCode))
+		}
+		add("last stop", from, "none")
+	}
+	if len(m.Conditions) > 0 {
+		add("conditions", fmt.Sprintf("progress of %d", len(m.Conditions)), "none")
+	}
+	m.Status, m.LastRun, m.PID = statusNew, nil, 0
+	m.Iterations, m.LastRunIterations, m.FailedIterations = 0, 0, 0
+	m.TotalCostUSD, m.LastStopReason, m.LastExitCode, m.Conditions = 0, "", nil, nil
+	return changes
+}
+
+func runReset(env *cliEnv, args []string) error {
+	fs := newFlagSet("reset")
+	all := fs.Bool("all", false, "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	w, err := workspaceFromArgs(env, pos)
+	if err != nil {
+		return err
+	}
+	arg, label := "", w.Name
+	if len(pos) == 1 {
+		arg, label = pos[0], pos[0]
+	}
+	release, err := claimWorkspace(w, arg, "reset")
+	if err != nil {
+		return err
+	}
+	defer release()
+	changes := resetMetadata(w.meta)
+	if len(changes) > 0 {
+		if err := w.save(); err != nil {
+			return fmt.Errorf("writing %s: %w", w.metadataPath(), unwrapPathError(err))
+		}
+	}
+	var removed []string
+	if *all {
+		for _, p := range []string{w.statusPath(), w.todoPath()} {
+			if p == "" {
+				continue
+			}
+			err := os.Remove(p)
+			switch {
+			case err == nil:
+				removed = append(removed, filepath.Base(p))
+			case !errors.Is(err, os.ErrNotExist):
+				return fmt.Errorf("removing %s: %w", p, unwrapPathError(err))
+			}
+		}
+	}
+	out := env.stdout
+	if len(changes) == 0 {
+		fmt.Fprintf(out, "Workspace %s has no runs to forget\n", label)
+	} else {
+		fmt.Fprintf(out, "Reset workspace %s:\n", label)
+		for _, c := range changes {
+			field, change, _ := strings.Cut(c, "\t")
+			fmt.Fprintf(out, "  %-11s %s\n", field, change)
+		}
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(out, "Removed %s\n", strings.Join(removed, ", "))
+	}
+	if !w.Ralph {
+		fmt.Fprintf(out, "Kept %s, the logs and the agent's files\n", instructionsFile)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+//go:build linux || darwin
+
+package main
+
+// This file runs the agent CLI attached to the terminal, for setup and edit.
+// The rules are: the CLI runs in the foreground, in the tool's own process
+// group, with the terminal as its stdin, stdout and stderr, so Ctrl+C and
+// Ctrl+Z reach it as they would if the user had started it; the tool only
+// waits, as system(3) does — SIGINT and SIGQUIT are caught (never ignored:
+// an ignored signal would be inherited by the CLI) and dropped while the CLI
+// runs, so a Ctrl+C the CLI handles does not end the tool under it; when the
+// CLI stops alone (the real one stops itself with SIGSTOP on Ctrl+Z, not its
+// process group) the tool stops too, so the shell sees the job stopped and
+// takes the terminal back, and fg resumes both; and when the CLI exits, the
+// terminal gets back the mode it had before, whatever the CLI left.
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// runAttached runs the program at path with argv in dir, with tty as its
+// standard input and out and errOut as its standard output and error, and
+// returns how it ended.
+func runAttached(tty, out, errOut *os.File, path string, argv []string, dir string, env []string) (syscall.WaitStatus, error) {
+	var ws syscall.WaitStatus
+	saved, termErr := getTermios(tty)
+
+	// Caught, not ignored, and only if not ignored already: a signal
+	// ignored at start (nohup, a background job of a script) stays ignored
+	// for the CLI too, as the shell meant.
+	var caught []os.Signal
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGQUIT} {
+		if !signal.Ignored(sig) {
+			caught = append(caught, sig)
+		}
+	}
+	drop := make(chan os.Signal, 1)
+	if len(caught) > 0 {
+		signal.Notify(drop, caught...)
+		defer signal.Stop(drop)
+	}
+
+	p, err := os.StartProcess(path, argv, &os.ProcAttr{Dir: dir, Env: env, Files: []*os.File{tty, out, errOut}})
+	if err != nil {
+		return ws, err
+	}
+	defer p.Release()
+	for {
+		ws, _, err = wait4(p.Pid, syscall.WUNTRACED)
+		if err != nil {
+			return ws, err
+		}
+		for ws.Stopped() {
+			// When a Ctrl+Z stopped the whole group, the tool was stopped
+			// too and may see the CLI's stop only once fg has resumed both:
+			// the CLI is then running again, and the tool must not stop.
+			next, pid, err := wait4(p.Pid, syscall.WNOHANG|syscall.WUNTRACED|syscall.WCONTINUED)
+			if err != nil {
+				return ws, err
+			}
+			if pid == 0 {
+				// Still stopped, alone: stop the tool, so that the shell's
+				// job shows as stopped. SIGTSTP, not SIGSTOP: in an orphaned
+				// process group, where no shell could resume the tool, the
+				// system discards it.
+				syscall.Kill(os.Getpid(), syscall.SIGTSTP)
+				break
+			}
+			ws = next
+		}
+		if ws.Exited() || ws.Signaled() {
+			break
+		}
+	}
+	if termErr == nil {
+		restoreTerminal(tty, saved)
+	}
+	return ws, nil
+}
+
+// wait4 waits for the child pid as options say, retrying when a signal
+// interrupts the call; pid is 0 when WNOHANG found nothing to report.
+func wait4(child, options int) (ws syscall.WaitStatus, pid int, err error) {
+	for {
+		pid, err = syscall.Wait4(child, &ws, options, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return ws, pid, err
+		}
+	}
+}
+
+// restoreTerminal puts back the terminal mode saved before the CLI ran, if
+// the CLI left another one and the tool is in the foreground (from the
+// background, changing the mode would stop the tool with SIGTTOU).
+func restoreTerminal(tty *os.File, saved *syscall.Termios) {
+	now, err := getTermios(tty)
+	if err != nil || *now == *saved {
+		return
+	}
+	if fg, err := foregroundGroup(tty); err != nil || fg != syscall.Getpgrp() {
+		return
+	}
+	setTermios(tty, saved)
+}
