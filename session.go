@@ -1,5 +1,3 @@
-//go:build linux || darwin
-
 package main
 
 // This file runs the agent CLI attached to the terminal, for setup and edit.

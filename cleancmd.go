@@ -1,0 +1,287 @@
+package main
+
+// This file implements the clean and archive commands. The rules are: clean
+// removes a workspace only after it is archived (unless --no-archive), never
+// while a run holds it, and removes nothing it could not archive; it asks
+// for confirmation on a terminal, and needs -f elsewhere. archive lists the
+// archives and restores one into a new workspace, refusing to overwrite one.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cleanUsage is the manual of the clean command.
+const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive]
+
+Removes a workspace after archiving it to
+claude-iterate/archive/<name>-<UTC time>.tar.gz in the project root: a
+gzip-compressed tar archive of the workspace directory, permissions kept,
+symbolic links stored as links (never followed). 'claude-iterate archive
+restore' brings it back. On a terminal, clean asks for confirmation;
+elsewhere it needs -f. A workspace being run is not cleaned: stop the run
+first.
+
+Options:
+  -f, --force    remove without asking
+  --no-archive   remove without archiving: the workspace is gone for good
+
+Examples:
+  claude-iterate clean api-migration
+  claude-iterate clean -f api-migration        # in a script
+  claude-iterate clean --no-archive scratch
+`
+
+// archiveUsage is the manual of the archive command.
+const archiveUsage = `Usage: claude-iterate archive list
+       claude-iterate archive restore <archive> [<workspace>]
+
+'claude-iterate clean' archives workspaces to claude-iterate/archive in the
+project root.
+
+  list      lists the archived workspaces: name, and mode, status, iterations
+            and progress when archived, the time of the archive and its file
+  restore   unpacks <archive> into a new workspace: <workspace> if given (a
+            name or a path), else the archived workspace's name. <archive> is
+            a file, the name of one in claude-iterate/archive (.tar.gz may be
+            left out), or a workspace name for its latest archive. The
+            archive is kept.
+
+restore refuses to overwrite an existing workspace, and refuses an archive
+with an entry that would land outside the new workspace — an absolute path, a
+"..", an entry written through a symbolic link, a symbolic link that leads
+out of it — or an entry that is not a directory, a regular file or a symbolic
+link. A refused archive leaves nothing behind.
+
+Examples:
+  claude-iterate archive list
+  claude-iterate archive restore api-migration
+  claude-iterate archive restore api-migration-20250114T093000Z api-migration-2
+`
+
+func runClean(env *cliEnv, args []string) error {
+	flags := newFlagSet("clean")
+	force := flags.Bool("f", false, "")
+	flags.BoolVar(force, "force", false, "")
+	noArchive := flags.Bool("no-archive", false, "")
+	pos, err := parseFlags(flags, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing workspace")
+	}
+	arg := pos[0]
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	s := resolveSettings(envLayer(), project, user)
+	w, err := openWorkspace(env.projectRoot, s.str("workspacesDir"), arg)
+	if err != nil {
+		return err
+	}
+	release, err := claimWorkspace(w, arg, "clean")
+	if err != nil {
+		return err
+	}
+	defer release()
+	archiveDir := filepath.Join(env.projectRoot, archiveDirName)
+	if err := checkRemovable(env, w, archiveDir); err != nil {
+		return err
+	}
+	shownDir := relPath(env.projectRoot, w.Dir)
+	shownArchives := relPath(env.projectRoot, archiveDir)
+	if !*force {
+		question := fmt.Sprintf("Archive workspace %s to %s/ and remove %s? [y/N] ", w.Name, shownArchives, shownDir)
+		if *noArchive {
+			question = fmt.Sprintf("Remove workspace %s (%s) for good, without an archive? [y/N] ", w.Name, shownDir)
+		}
+		yes, err := confirm(env, question)
+		if err != nil {
+			return failUsage(env, fmt.Errorf("not removing workspace %s without confirmation: %v", w.Name, err), "to remove it without a question: claude-iterate clean -f %s", arg)
+		}
+		if !yes {
+			return fmt.Errorf("workspace %s was not removed", w.Name)
+		}
+	}
+	var info *archiveInfo
+	if !*noArchive {
+		info, err = writeArchive(w.Dir, w.Name, archiveDir, time.Now())
+		if err != nil {
+			return fmt.Errorf("archiving workspace %s: %w (nothing was removed)", w.Name, err)
+		}
+		for _, rel := range info.skipped {
+			fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))
+		}
+		for _, l := range info.outward {
+			fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
+		}
+		fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%d files, %s)\n", w.Name, relPath(env.projectRoot, info.path), info.files, byteSize(info.size))
+	}
+	if err := os.RemoveAll(w.Dir); err != nil {
+		if info != nil {
+			return withHint(fmt.Errorf("removing %s: %w", shownDir, unwrapPathError(err)), "the archive %s is complete; remove what is left by hand", relPath(env.projectRoot, info.path))
+		}
+		return fmt.Errorf("removing %s: %w", shownDir, unwrapPathError(err))
+	}
+	if info == nil {
+		fmt.Fprintf(env.stdout, "Removed %s (no archive)\n", shownDir)
+		return nil
+	}
+	fmt.Fprintf(env.stdout, "Removed %s\n", shownDir)
+	fmt.Fprintf(env.stdout, "Restore it with: claude-iterate archive restore %s\n", strings.TrimSuffix(filepath.Base(info.path), ".tar.gz"))
+	return nil
+}
+
+// checkRemovable refuses to clean a workspace whose removal would take more
+// than the workspace: a directory reached through a symbolic link, or one
+// holding the current directory or the archives.
+func checkRemovable(env *cliEnv, w *workspace, archiveDir string) error {
+	fi, err := os.Lstat(w.Dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("workspace %s is a symbolic link (%s): clean removes only real directories", w.Name, relPath(env.projectRoot, w.Dir))
+	}
+	if within(w.Dir, env.projectRoot) {
+		return fmt.Errorf("workspace %s (%s) holds the current directory: clean it from elsewhere", w.Name, w.Dir)
+	}
+	if within(w.Dir, archiveDir) {
+		return fmt.Errorf("workspace %s (%s) holds the archive directory %s", w.Name, w.Dir, archiveDir)
+	}
+	return nil
+}
+
+// within reports whether path is dir or lies below it (lexically).
+func within(dir, path string) bool {
+	r, err := filepath.Rel(dir, path)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
+}
+
+// confirm asks question on the terminal and reports whether the answer is
+// yes. It fails when standard input is not a terminal.
+func confirm(env *cliEnv, question string) (bool, error) {
+	in, ok := env.stdin.(*os.File)
+	if !ok || !isTerminal(in) {
+		return false, errors.New("standard input is not a terminal")
+	}
+	fmt.Fprint(env.stderr, question)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(env.stderr)
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+// openArchivedArg opens the archived workspace status --archived names.
+func openArchivedArg(env *cliEnv, pos []string) (*archivedWorkspace, error) {
+	if len(pos) == 0 {
+		return nil, usagef("missing archive (a workspace name, or an archive)")
+	}
+	src, err := findArchive(env, pos[0])
+	if err != nil {
+		return nil, err
+	}
+	a, err := openArchived(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", relPath(env.projectRoot, src), err)
+	}
+	return a, nil
+}
+
+func runArchive(env *cliEnv, args []string) error {
+	if len(args) == 0 {
+		return usagef("missing subcommand: list or restore")
+	}
+	switch sub := args[0]; {
+	case sub == "list":
+		if _, err := parseFlags(newFlagSet("archive list"), args[1:], 0); err != nil {
+			return err
+		}
+		return listArchives(env, false)
+	case sub == "restore":
+		return runArchiveRestore(env, args[1:])
+	case sub == "-h" || sub == "-help" || sub == "--help":
+		return errHelp
+	case strings.HasPrefix(sub, "-"):
+		return usagef("unknown flag %s", sub)
+	default:
+		return usagef("unknown subcommand %q: want list or restore", sub)
+	}
+}
+
+func runArchiveRestore(env *cliEnv, args []string) error {
+	pos, err := parseFlags(newFlagSet("archive restore"), args, 2)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing archive")
+	}
+	src, err := findArchive(env, pos[0])
+	if err != nil {
+		return err
+	}
+	shownSrc := relPath(env.projectRoot, src)
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	s := resolveSettings(envLayer(), project, user)
+	var w *workspace
+	if len(pos) == 2 {
+		w, err = locateWorkspace(env.projectRoot, s.str("workspacesDir"), pos[1])
+		if err != nil {
+			return err
+		}
+	} else {
+		top, err := archiveTop(src)
+		if err != nil {
+			return restoreError(shownSrc, err)
+		}
+		if !nameRE.MatchString(top) {
+			return usagef("the archived workspace's name %q is not a valid workspace name: give one after the archive", top)
+		}
+		w, err = locateWorkspace(env.projectRoot, s.str("workspacesDir"), top)
+		if err != nil {
+			return err
+		}
+	}
+	label := w.Name
+	if len(pos) == 2 {
+		label = pos[1]
+	}
+	if !freeTarget(w.Dir) {
+		return withHint(fmt.Errorf("workspace %s already exists (%s)", label, relPath(env.projectRoot, w.Dir)), "restore it under another name: claude-iterate archive restore %s <new-name>", pos[0])
+	}
+	if _, err := restoreArchive(src, w.Dir); err != nil {
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) {
+			return withHint(fmt.Errorf("workspace %s already exists (%s)", label, relPath(env.projectRoot, w.Dir)), "restore it under another name: claude-iterate archive restore %s <new-name>", pos[0])
+		}
+		return restoreError(shownSrc, err)
+	}
+	// A workspace restored under another name is named so in its metadata.
+	if err := w.load(); err == nil && w.meta.Name != w.Name {
+		w.meta.Name = w.Name
+		if err := w.save(); err != nil {
+			return fmt.Errorf("renaming the restored workspace in %s: %w", w.metadataPath(), err)
+		}
+	}
+	fmt.Fprintf(env.stdout, "Restored workspace %s (%s) from %s\n", label, relPath(env.projectRoot, w.Dir), shownSrc)
+	fmt.Fprintf(env.stdout, "Next: claude-iterate status %s\n", label)
+	return nil
+}
