@@ -176,24 +176,6 @@ func lockHolder(w *workspace) (pid int, held bool) {
 	return readRecord(f).PID, true
 }
 
-// uncleanRecord returns the record of the workspace's last run if it did
-// not end cleanly and holds no lock (it was killed), else nil.
-func uncleanRecord(w *workspace) *runRecord {
-	if _, held := lockHolder(w); held {
-		return nil
-	}
-	f, err := os.Open(w.lockPath())
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	rec := readRecord(f)
-	if rec.RunID == "" || rec.Ended {
-		return nil
-	}
-	return &rec
-}
-
 // survivors returns the live processes an earlier run left: its recorded
 // children with their start times unchanged, and every process whose
 // environment carries its id.
