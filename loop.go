@@ -46,6 +46,7 @@ type runner struct {
 	lastTests      *testResults
 	cost           float64
 	statusWarned   bool
+	live           *live // the panel, the state file, notifications
 }
 
 // ending is how a run ends.
@@ -80,6 +81,7 @@ func runRun(env *cliEnv, args []string) error {
 		r.sup.kb = openKeyboard(env.stdin)
 	}
 	defer r.sup.kb.close()
+	r.startLive()
 	end := r.protectedLoop()
 	return r.finish(end)
 }
@@ -152,7 +154,8 @@ func (r *runner) iterate() (*iterationOutcome, error) {
 	spec := r.spec
 	spec.input = []byte(prompt)
 	transcript := r.con.transcript(r.log)
-	c, o, err := startAgent(spec, transcript, r.log)
+	r.live.iterationStarted(n)
+	c, o, err := startAgent(spec, transcript, r.log, r.live.onEvent)
 	if err != nil {
 		return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}, nil
 	}
@@ -291,6 +294,7 @@ func (r *runner) progressWord() string {
 
 // reportIteration prints and logs an iteration's end.
 func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool) {
+	defer r.live.iterationDone(r, o, ts, failed)
 	progress := ""
 	if ts.HasProgress {
 		progress = fmt.Sprintf(" · %d/%d items (%d remaining)", ts.Completed, ts.Total, ts.Total-ts.Completed)
@@ -375,7 +379,9 @@ func (r *runner) interruptEnding() ending {
 func (r *runner) wait(d time.Duration, show func(left time.Duration)) *ending {
 	var end *ending
 	lastShown := time.Time{}
+	defer r.live.waitEnded()
 	interrupted := r.sup.sleep(d, func(left time.Duration) bool {
+		r.live.waitLeft(left, show != nil)
 		if r.stop.source != "" {
 			end = r.checkStopRequest()
 			return true
@@ -417,16 +423,17 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 	if !reset.IsZero() {
 		resetText = reset.Local().Format("15:04:05")
 	}
-	r.con.noticef("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, until.Local().Format("15:04:05"))
+	msg := fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, until.Local().Format("15:04:05"))
+	r.con.noticef("%s", msg)
+	r.live.limitReached(msg)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
 	r.log.Flush()
 	lastPlain := time.Now()
 	end := r.wait(d, func(left time.Duration) {
-		if r.con.fancy {
-			r.con.status(false, "Usage limit: retrying in %s (s or Ctrl+C to stop)", left.Round(time.Second))
-		} else if time.Since(lastPlain) >= time.Minute {
+		// On a terminal, the panel counts down.
+		if !r.con.panelWanted() && time.Since(lastPlain) >= time.Minute {
 			lastPlain = time.Now()
-			r.con.status(true, "Usage limit: retrying in %s", left.Round(time.Second))
+			r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
 		}
 	})
 	if end == nil {
@@ -453,19 +460,19 @@ func (r *runner) finish(end ending) error {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
 	elapsed := r.elapsed()
-	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+end.reason,
-		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", r.iter),
-		fmt.Sprintf("Cost: $%.4f", r.cost), "Elapsed: "+roundDuration(elapsed).String())
-	r.log.Close()
-	r.sup.kb.close()
-	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
-		r.con.rawf("Done.")
-	}
 	noun := "iterations"
 	if r.iter == 1 {
 		noun = "iteration"
 	}
 	summary := fmt.Sprintf("%s (%d %s, %s, $%.2f)", end.reason, r.iter, noun, roundDuration(elapsed), r.cost)
+	r.live.ended(end, summary)
+	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+end.reason,
+		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", r.iter),
+		fmt.Sprintf("Cost: $%.4f", r.cost), "Elapsed: "+roundDuration(elapsed).String())
+	r.sup.kb.close()
+	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
+		r.con.rawf("Done.")
+	}
 	switch {
 	case end.code == exitOK:
 		r.con.noticef("%s", summary)
@@ -475,6 +482,8 @@ func (r *runner) finish(end ending) error {
 			r.con.errorf("hint: %s", end.hint)
 		}
 	}
+	r.live.drain(r.sup.sigs.c) // after the last line: a slow server delays only the exit
+	r.log.Close()
 	if end.signal != nil {
 		return r.sup.sigs.exitError(end.signal)
 	}
