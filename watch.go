@@ -98,8 +98,8 @@ func runWatch(env *cliEnv, args []string) error {
 	tick := time.NewTicker(watchPoll)
 	defer tick.Stop()
 	for {
-		if end := v.step(time.Now()); end != nil {
-			return end
+		if done, err := v.step(time.Now()); done {
+			return err
 		}
 		select {
 		case sig := <-sigs:
@@ -137,9 +137,9 @@ type watcher struct {
 	lastAlive   time.Time
 }
 
-// step looks at the state file and the run, shows what is new, and
-// returns the watch's end once the run ended.
-func (v *watcher) step(now time.Time) error {
+// step looks at the state file and the run and shows what is new; once
+// the run ended, done is set and err is the watch's end.
+func (v *watcher) step(now time.Time) (done bool, err error) {
 	if s := stampOf(v.path); s != v.seen {
 		if st, err := readRunState(v.path); err == nil {
 			v.seen = s
@@ -149,7 +149,7 @@ func (v *watcher) step(now time.Time) error {
 		}
 	}
 	if v.st != nil && v.st.Ended {
-		return v.end()
+		return true, v.end()
 	}
 	if now.Sub(v.lastAlive) >= time.Second {
 		v.lastAlive = now
@@ -157,11 +157,11 @@ func (v *watcher) step(now time.Time) error {
 			// It may have ended between the two looks.
 			if st, err := readRunState(v.path); err == nil && st.PID == v.pid && st.Ended {
 				v.show(st)
-				return v.end()
+				return true, v.end()
 			}
 			v.con.dropPanel()
 			v.con.errorf("the run (pid %d) ended without saying how: killed, or it crashed", v.pid)
-			return &exitCodeError{code: exitError}
+			return true, &exitCodeError{code: exitError}
 		}
 	}
 	if v.st == nil {
@@ -171,12 +171,12 @@ func (v *watcher) step(now time.Time) error {
 			v.told = true
 			v.con.noticef("waiting for the run (pid %d) to write %s", v.pid, v.path)
 		}
-		return nil
+		return false, nil
 	}
 	if now.Sub(v.lastDraw) >= redrawInterval || v.con.takeResized() {
 		v.draw(now)
 	}
-	return nil
+	return false, nil
 }
 
 // show takes a new state: the lines not shown yet, and the panel.
