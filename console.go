@@ -50,8 +50,7 @@ type console struct {
 	// foreground is whether the tool's group owns the terminal, refreshed
 	// by refreshForeground.
 	foreground bool
-	// width is the terminal's width, kept current by SIGWINCH.
-	width   atomic.Int32
+	// resized is set by SIGWINCH, for a redraw.
 	resized atomic.Bool
 	winch   chan os.Signal
 	// onLine is told of every scrolling line (not the transcript): the
@@ -64,7 +63,6 @@ func newConsole(out, errw io.Writer, level string) *console {
 	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" && os.Getenv("NO_COLOR") == "" {
 		c.fancy, c.tty = true, f
 		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM"))
-		c.width.Store(int32(terminalWidth(f)))
 		c.refreshForeground()
 	}
 	return c
@@ -99,8 +97,8 @@ func (c *console) panelWanted() bool {
 	return c.fancy && c.level != outputQuiet
 }
 
-// watchResize follows the terminal's width (SIGWINCH). The goroutine
-// sleeps until a resize: it adds no wake-ups.
+// watchResize notes the terminal's resizes (SIGWINCH), for a redraw. The
+// goroutine sleeps until a resize: it adds no wake-ups.
 func (c *console) watchResize() {
 	if c.winch != nil || c.tty == nil {
 		return
@@ -109,7 +107,6 @@ func (c *console) watchResize() {
 	signal.Notify(c.winch, syscall.SIGWINCH)
 	go func() {
 		for range c.winch {
-			c.width.Store(int32(terminalWidth(c.tty)))
 			c.resized.Store(true)
 		}
 	}()
@@ -120,12 +117,14 @@ func (c *console) takeResized() bool {
 	return c.resized.Swap(false)
 }
 
-// termWidth is the terminal's current width.
+// termWidth is the terminal's width now. It is asked each time, not kept
+// from the last SIGWINCH: erasing the panel with a width the terminal no
+// longer has would leave fragments behind.
 func (c *console) termWidth() int {
-	if w := int(c.width.Load()); w > 0 {
-		return w
+	if c.tty == nil {
+		return 80
 	}
-	return 80
+	return terminalWidth(c.tty)
 }
 
 // refreshForeground notes whether the tool is in the terminal's

@@ -9,6 +9,7 @@
 //	claude-iterate init   <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
 //	claude-iterate run    [<workspace>] [flags]
 //	claude-iterate stop   [<workspace>] [--cancel]
+//	claude-iterate watch  [<workspace>]
 //	claude-iterate list
 //	claude-iterate status [<workspace>] [--json]
 //	claude-iterate config [<workspace>] [--json]

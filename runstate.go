@@ -8,9 +8,9 @@ package main
 //     iteration starts or ends, a wait, a stop request, the end); the
 //     agent's stream events come from the reader goroutine, already decoded.
 //   - It adds no wake-ups: redraws (at most once a second, at once on a
-//     stop request or a resize), heartbeats and state-file writes are done
-//     when their deadline has passed, at the supervisor's periodic poll;
-//     next says when the earliest is due.
+//     stop request or a resize), heartbeats, the .status.json poll and
+//     state-file writes are done when their deadline has passed, at the
+//     supervisor's periodic poll (which must come at least once a second).
 //   - The state file is written atomically, on events only and at most
 //     once a second (the last one, the run's ending, at once), and never
 //     while nothing happens: watch computes the durations itself.
@@ -127,6 +127,13 @@ func (st *runState) tasksText() string {
 	return ""
 }
 
+// nowLine says in one line what the run is doing at now: "running
+// iteration 3, 2/50 done: Bash: go test ./... · 42s".
+func (st *runState) nowLine(now time.Time) string {
+	label, _ := stateLabel(st)
+	return fmt.Sprintf("%s, %d/%d done: %s", label, st.Done, st.Max, nowText(st, now, true))
+}
+
 // live is a run's live view. A nil *live does nothing.
 type live struct {
 	mu  sync.Mutex
@@ -192,32 +199,6 @@ func (r *runner) startLive() {
 	l.dirty, l.redraw = true, true
 	l.mu.Unlock()
 	l.update(now)
-}
-
-// next is when the live view next has something to do (zero: nothing).
-func (l *live) next() time.Time {
-	if l == nil {
-		return time.Time{}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var t time.Time
-	earliest := func(u time.Time) {
-		if !u.IsZero() && (t.IsZero() || u.Before(t)) {
-			t = u
-		}
-	}
-	if l.con.panelWanted() {
-		earliest(l.lastDraw.Add(redrawInterval))
-	}
-	if l.dirty {
-		earliest(l.lastWrite.Add(stateFileInterval))
-	}
-	if l.beats() && l.st.Phase == phaseRunning {
-		earliest(l.nextBeat)
-	}
-	earliest(l.status.next())
-	return t
 }
 
 // beats reports whether heartbeat lines are printed: plain output, not

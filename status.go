@@ -31,9 +31,11 @@ Example:
 // statusUsage is the manual of the status command.
 const statusUsage = `Usage: claude-iterate status [<workspace>] [--json]
 
-Shows a workspace: mode, status, iterations, progress (.status.json, or
-TODO.md's checklist), the agent's summary, whether a stop is requested, why
-the last run stopped and its exit code, and the stop conditions' progress.
+Shows a workspace: mode, status, what a run in progress is doing now,
+iterations, progress (.status.json, or TODO.md's checklist), the agent's
+summary, whether a stop is requested, why the last run stopped and its exit
+code, and the stop conditions' progress. 'claude-iterate watch' follows a
+run in progress live.
 Without <workspace>, shows the ralph-mode run of the current directory.
 
 Options:
@@ -135,6 +137,7 @@ type statusReport struct {
 	LastExitCode   *int         `json:"lastExitCode,omitempty"`
 	Conditions     []condReport `json:"conditions,omitempty"`
 	Warning        string       `json:"warning,omitempty"`
+	Now            string       `json:"now,omitempty"` // a run in progress: what it does now
 }
 
 type progressRep struct {
@@ -164,6 +167,9 @@ func runStatus(env *cliEnv, args []string) error {
 		LastExitCode: m.LastExitCode, Conditions: m.Conditions,
 	}
 	r.Running = r.PID != 0
+	if st, err := readRunState(w.statePath()); err == nil && r.Running && st.PID == r.PID && !st.Ended {
+		r.Now = st.nowLine(time.Now())
+	}
 	if ts.HasProgress {
 		r.Progress = &progressRep{ts.Completed, ts.Total}
 	}
@@ -187,6 +193,9 @@ func runStatus(env *cliEnv, args []string) error {
 		status = fmt.Sprintf("%s (pid %d)", status, r.PID)
 	}
 	fmt.Fprintf(out, "Status:      %s\n", status)
+	if r.Now != "" {
+		fmt.Fprintf(out, "Now:         %s\n", r.Now)
+	}
 	fmt.Fprintf(out, "Created:     %s\n", r.Created.Local().Format(time.DateTime))
 	if r.LastRun != nil {
 		fmt.Fprintf(out, "Last run:    %s\n", r.LastRun.Local().Format(time.DateTime))

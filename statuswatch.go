@@ -76,17 +76,6 @@ func (w *statusWatch) prime() (taskStatus, bool) {
 	return ts, true
 }
 
-// next is when the watch next wants to be polled.
-func (w *statusWatch) next() time.Time {
-	if w == nil {
-		return time.Time{}
-	}
-	if !w.settleAt.IsZero() && w.settleAt.Before(w.nextStat) {
-		return w.settleAt
-	}
-	return w.nextStat
-}
-
 // poll looks at the file; ok reports a change worth telling, with its
 // message and the new status.
 func (w *statusWatch) poll(now time.Time) (msg string, ts taskStatus, ok bool) {
