@@ -101,6 +101,8 @@ func (n *notifier) send(nt notification) {
 	if n == nil || n.closed || (n.events != nil && !n.events[nt.event]) {
 		return
 	}
+	// Agent text may be quoted; a subscriber may print it to a terminal.
+	nt.title, nt.body = sanitizeString(nt.title), sanitizeString(nt.body)
 	n.pending.Add(1)
 	select {
 	case n.queue <- nt:

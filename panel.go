@@ -90,7 +90,7 @@ func renderPanel(st *runState, now time.Time, o panelOpts) []string {
 	}
 	switch {
 	case o.watch:
-		lines = append(lines, renderItems([]panelItem{{segs: []segment{{fmt.Sprintf("Watching the run of %s (pid %d); Ctrl+C stops watching, not the run", st.Workspace, st.PID), styleDim}}, flex: true}}, "", w, o.color))
+		lines = append(lines, renderItems([]panelItem{{segs: []segment{{fmt.Sprintf("Watching the run of %s (pid %d); Ctrl+C stops watching, not the run", sanitizeString(st.Workspace), st.PID), styleDim}}, flex: true}}, "", w, o.color))
 	case st.Keyboard:
 		lines = append(lines, renderItems([]panelItem{{segs: []segment{{"Press s to toggle stop", styleDim}}, flex: true}}, "", w, o.color))
 	}
