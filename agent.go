@@ -19,15 +19,16 @@ import (
 
 // startAgent starts the agent. Its formatted transcript goes to transcript,
 // its raw stderr to stderrLog; what it did is recorded in the returned
-// outcome, complete once the child's streamDone and stderrDone are closed.
-func startAgent(sp *spawner, spec childSpec, transcript, stderrLog io.Writer) (*child, *iterationOutcome, error) {
+// outcome, complete once the child's streamDone and stderrDone are closed;
+// onEvent (if set) sees every event, on the reader's goroutine.
+func startAgent(sp *spawner, spec childSpec, transcript, stderrLog io.Writer, onEvent func(*streamEvent)) (*child, *iterationOutcome, error) {
 	o := &iterationOutcome{}
 	c, err := startChild(sp, spec, func(c *child) {
 		defer close(c.streamDone)
 		defer c.stdoutR.Close()
 		decodeStream(&touchReader{r: c.stdoutR, t: &c.lastOutput}, transcript, o, func() {
 			c.resultAt.Store(time.Now().UnixNano())
-		})
+		}, onEvent)
 	}, stderrLog)
 	if err != nil {
 		return nil, nil, err
@@ -45,9 +46,9 @@ const (
 )
 
 // decodeStream reads a stream-json stream until EOF: each event is observed
-// into o and formatted to transcript; onResult is called when a result
-// event arrives.
-func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResult func()) {
+// into o, shown to onEvent (if set) and formatted to transcript; onResult
+// is called when a result event arrives.
+func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResult func(), onEvent func(*streamEvent)) {
 	f := newFormatter(transcript)
 	readLines(r, transcript, maxLineBytes, func(line []byte, skipped int64) {
 		if skipped > 0 {
@@ -72,6 +73,9 @@ func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResu
 		}
 		if o.observe(e) && onResult != nil {
 			onResult()
+		}
+		if onEvent != nil {
+			onEvent(e)
 		}
 		formatSafely(f, e, line, transcript)
 	})

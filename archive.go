@@ -160,8 +160,8 @@ func addWorkspace(tw *tar.Writer, dir, top string, info *archiveInfo) error {
 		if err != nil || rel == "." || done[rel] {
 			return err
 		}
-		if rel == lockFile {
-			return nil // the run lock is the live workspace's, not the task's
+		if rel == lockFile || rel == runStateFile {
+			return nil // the run lock and state are the live workspace's, not the task's
 		}
 		fi, err := d.Info()
 		if err != nil {

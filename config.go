@@ -375,16 +375,36 @@ func checkNotifyEvent(s string) error {
 	return fmt.Errorf("unknown event %q (want all, or one of %s)", s, strings.Join(notifyEventNames, ", "))
 }
 
-// redactURL hides a URL's credentials, which must never reach logs or output.
+// redactURL hides a URL's credentials, which must never reach logs or
+// output: its user information, and the values of query parameters that
+// carry one (ntfy's ?auth=, a token=).
 func redactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil {
 		if i := strings.Index(s, "@"); i >= 0 && strings.Contains(s[:i], "://") {
 			return s[:strings.Index(s, "://")+3] + "xxxxx@" + s[i+1:]
 		}
 		return s
 	}
-	u.User = url.User("xxxxx")
+	changed := false
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+		changed = true
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			switch strings.ToLower(k) {
+			case "auth", "token", "access_token", "apikey", "api_key", "key", "password", "secret", "sig", "signature":
+				q[k] = []string{"xxxxx"}
+				changed = true
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if !changed {
+		return s // as given: re-encoding would change what the user sees
+	}
 	return u.String()
 }
 

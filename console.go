@@ -2,17 +2,27 @@ package main
 
 // This file implements the run's console output. The rules are: quiet prints
 // errors only; progress (the default) prints a line at each iteration's start
-// and end and the run's last line; verbose adds the agent's transcript. Plain
-// lines (no cursor movement, no colour) when stdout is not a terminal, TERM is
-// dumb or NO_COLOR is set. Diagnostics go to stderr as "claude-iterate: …";
-// the run's last line, saying why it ended, too.
+// and end and the run's last line; verbose adds the agent's transcript. On a
+// terminal (stdout a terminal, TERM not dumb, no NO_COLOR) a live panel is
+// kept below the scrolling lines: erased before anything scrolls, drawn
+// again after it, erased before the tool suspends, never drawn while the
+// tool is in the background, and dropped for good before the run's last
+// line. Otherwise plain lines: no cursor movement, no colour. Everything
+// written goes through the sanitizer: agent text never drives the terminal.
+// Diagnostics go to stderr as "claude-iterate: …"; the run's last line,
+// saying why it ended, too.
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"regexp"
 	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
 )
 
 // console is the run's output; safe for concurrent use. Everything for
@@ -25,18 +35,37 @@ type console struct {
 	dest  io.Writer // what out writes to
 	err   io.Writer
 	level string
+	// tty is stdout when it is a terminal.
+	tty *os.File
 	// fancy allows in-place updates (a terminal that is not dumb, and no
-	// NO_COLOR).
-	fancy bool
-	// statusShown is true while an in-place status line is on screen.
-	statusShown bool
+	// NO_COLOR); color, SGR colours too.
+	fancy, color bool
+
+	// panel is the block kept below the scrolling lines (nil: none), drawn
+	// is what of it is on screen (nil: nothing).
+	panel, drawn []string
+	// held keeps the panel off the screen until the next setPanel: the
+	// tool is about to suspend, or came back and does not know yet whether
+	// it is in the foreground.
+	held bool
+	// foreground is whether the tool's group owns the terminal, refreshed
+	// by refreshForeground.
+	foreground bool
+	// resized is set by SIGWINCH, for a redraw.
+	resized atomic.Bool
+	winch   chan os.Signal
+	// onLine is told of every scrolling line (not the transcript): the
+	// state file keeps the last ones for watch.
+	onLine func(line string)
 }
 
 func newConsole(out, errw io.Writer, level string) *console {
 	dest := holdInBackground(out)
 	c := &console{out: bufio.NewWriterSize(dest, 64<<10), dest: dest, err: holdInBackground(errw), level: level}
 	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" && os.Getenv("NO_COLOR") == "" {
-		c.fancy = true
+		c.fancy, c.tty = true, f
+		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM"))
+		c.refreshForeground()
 	}
 	return c
 }
@@ -69,12 +98,165 @@ func (c *console) holding() bool {
 	return false
 }
 
-// clearStatus removes an in-place status line; c.mu must be held.
-func (c *console) clearStatus() {
-	if c.statusShown {
-		io.WriteString(c.out, "\r\x1b[K")
-		c.statusShown = false
+// colorTermRE matches the terminal types that have colours.
+var colorTermRE = regexp.MustCompile(`color|^xterm|^screen|^tmux|^rxvt|^linux|^vt[0-9]*0-|^alacritty|^kitty|^foot|^wezterm|^ansi|^cygwin|^konsole|^putty|^st-|^st$|^iterm|^contour|^ghostty`)
+
+// colorTerm reports whether a terminal of type term has colours.
+func colorTerm(term, colorterm string) bool {
+	return colorterm != "" || colorTermRE.MatchString(term)
+}
+
+// terminalWidth returns f's width in columns (80 when unknown).
+func terminalWidth(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 80
 	}
+	var ws struct{ row, col, x, y uint16 }
+	var errno syscall.Errno
+	if rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
+	}) != nil || errno != 0 || ws.col == 0 {
+		return 80
+	}
+	return int(ws.col)
+}
+
+// panelWanted reports whether this output keeps a live panel.
+func (c *console) panelWanted() bool {
+	return c.fancy && c.level != outputQuiet
+}
+
+// watchResize notes the terminal's resizes (SIGWINCH), for a redraw. The
+// goroutine sleeps until a resize: it adds no wake-ups.
+func (c *console) watchResize() {
+	if c.winch != nil || c.tty == nil {
+		return
+	}
+	c.winch = make(chan os.Signal, 1)
+	signal.Notify(c.winch, syscall.SIGWINCH)
+	go func() {
+		for range c.winch {
+			c.resized.Store(true)
+		}
+	}()
+}
+
+// takeResized reports whether the width changed since the last call.
+func (c *console) takeResized() bool {
+	return c.resized.Swap(false)
+}
+
+// termWidth is the terminal's width now. It is asked each time, not kept
+// from the last SIGWINCH: erasing the panel with a width the terminal no
+// longer has would leave fragments behind.
+func (c *console) termWidth() int {
+	if c.tty == nil {
+		return 80
+	}
+	return terminalWidth(c.tty)
+}
+
+// refreshForeground notes whether the tool is in the terminal's
+// foreground; a background job draws no panel.
+func (c *console) refreshForeground() {
+	if c.tty == nil {
+		return
+	}
+	pg, err := foregroundGroup(c.tty)
+	fg := err == nil && pg == syscall.Getpgrp()
+	c.mu.Lock()
+	c.foreground = fg
+	c.mu.Unlock()
+}
+
+// setPanel shows lines as the panel, in place of the previous ones.
+func (c *console) setPanel(lines []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchResize()
+	c.erasePanel()
+	c.panel, c.held = lines, false
+	c.drawPanel()
+	c.out.Flush()
+}
+
+// dropPanel erases the panel for good (before the run's last line).
+func (c *console) dropPanel() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.erasePanel()
+	c.panel = nil
+	c.out.Flush()
+	if c.winch != nil {
+		signal.Stop(c.winch)
+	}
+}
+
+// panelShown reports whether the panel is on screen.
+func (c *console) panelShown() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drawn != nil
+}
+
+// clearStatus erases the panel and keeps it off the screen until the next
+// setPanel (the tool is about to suspend); c.mu must be held.
+func (c *console) clearStatus() {
+	c.erasePanel()
+	c.held = true
+}
+
+// erasePanel removes the panel from the screen; c.mu must be held. The
+// cursor is on the line below the panel: it goes up as many rows as the
+// panel's lines take now (a narrower terminal has re-wrapped them), and
+// clears to the end of the screen.
+func (c *console) erasePanel() {
+	if len(c.drawn) == 0 {
+		c.drawn = nil
+		return
+	}
+	rows := 0
+	w := c.termWidth()
+	for _, l := range c.drawn {
+		rows += rowsTaken(l, w)
+	}
+	fmt.Fprintf(c.out, "\r\x1b[%dA\x1b[J", rows)
+	c.drawn = nil
+}
+
+// drawPanel draws the panel below the cursor; c.mu must be held.
+func (c *console) drawPanel() {
+	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground {
+		return
+	}
+	w := c.termWidth() - 1
+	drawn := make([]string, 0, len(c.panel))
+	for _, l := range c.panel {
+		// Drawn at an older width, a line may be too long now.
+		if displayWidth(stripSGR(l)) > w {
+			l = clipWidth(stripSGR(l), w)
+		}
+		c.out.WriteString(l)
+		c.out.WriteString("\x1b[K\n")
+		drawn = append(drawn, l)
+	}
+	c.drawn = drawn
+}
+
+// scroll writes a line that scrolls, above the panel; c.mu must be held.
+func (c *console) scroll(w io.Writer, line string) {
+	c.erasePanel()
+	if w != c.out {
+		c.out.Flush() // stdout first, so that the two streams stay in order
+	}
+	line = sanitizeString(line)
+	io.WriteString(w, line+"\n")
+	if c.onLine != nil {
+		c.onLine(line)
+	}
+	c.drawPanel()
+	c.out.Flush()
 }
 
 // progressf prints a line at the progress and verbose levels.
@@ -84,27 +266,7 @@ func (c *console) progressf(format string, args ...any) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clearStatus()
-	fmt.Fprintf(c.out, format+"\n", args...)
-	c.out.Flush()
-}
-
-// status shows a transient line: in place on a terminal, else as a line when
-// plainToo is set.
-func (c *console) status(plainToo bool, format string, args ...any) {
-	if c.level == outputQuiet {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fancy {
-		io.WriteString(c.out, "\r\x1b[K")
-		fmt.Fprintf(c.out, format, args...)
-		c.statusShown = true
-	} else if plainToo {
-		fmt.Fprintf(c.out, format+"\n", args...)
-	}
-	c.out.Flush()
+	c.scroll(c.out, fmt.Sprintf(format, args...))
 }
 
 // noticef prints a diagnostic at every level but quiet.
@@ -119,9 +281,7 @@ func (c *console) noticef(format string, args ...any) {
 func (c *console) errorf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clearStatus()
-	c.out.Flush() // stdout first, so that the two streams stay in order
-	fmt.Fprintf(c.err, progName+": "+format+"\n", args...)
+	c.scroll(c.err, progName+": "+fmt.Sprintf(format, args...))
 }
 
 // rawf prints to stderr without the program name: the interrupt messages
@@ -130,9 +290,7 @@ func (c *console) errorf(format string, args ...any) {
 func (c *console) rawf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clearStatus()
-	c.out.Flush()
-	fmt.Fprintf(c.err, format+"\n", args...)
+	c.scroll(c.err, fmt.Sprintf(format, args...))
 }
 
 // transcript returns the writer for the agent's formatted output: the log,
@@ -144,6 +302,8 @@ func (c *console) transcript(log *runLog) io.Writer {
 	return &teeWriter{c: c, log: log}
 }
 
+// teeWriter writes the transcript to the log as it is and to the screen
+// sanitized.
 type teeWriter struct {
 	c   *console
 	log *runLog
@@ -152,15 +312,16 @@ type teeWriter struct {
 func (t *teeWriter) Write(p []byte) (int, error) {
 	t.log.Write(p)
 	t.c.mu.Lock()
-	t.c.clearStatus()
-	t.c.out.Write(p)
+	t.c.erasePanel()
+	t.c.out.Write(sanitize(p))
 	t.c.mu.Unlock()
 	return len(p), nil
 }
 
-// Flush shows what the transcript holds so far.
+// Flush shows what the transcript holds so far, and the panel below it.
 func (t *teeWriter) Flush() {
 	t.c.mu.Lock()
+	t.c.drawPanel()
 	t.c.out.Flush()
 	t.c.mu.Unlock()
 }

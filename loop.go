@@ -58,6 +58,7 @@ type runner struct {
 	// promptFile the system prompt's file, when it is passed as one.
 	scratch, promptFile string
 	dryRunOf            string // the workspace a dry run copied, as shown
+	live                *live  // the panel, the state file, notifications
 }
 
 // ending is how a run ends.
@@ -96,6 +97,7 @@ func runRun(env *cliEnv, args []string) error {
 		r.sup.kb = openKeyboard(env.stdin)
 	}
 	defer r.sup.kb.close()
+	r.startLive()
 	end := r.protectedLoop()
 	if end.signal == nil && r.sup.startBlocked() && r.sup.interrupt != nil {
 		// A signal came as the run was ending on its own: it still ends the
@@ -184,7 +186,8 @@ func (r *runner) iterate() (*iterationOutcome, error) {
 	spec.input = []byte(prompt)
 	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+r.lock.record.RunID)
 	transcript := r.con.transcript(r.log)
-	c, o, err := startAgent(r.spawn, spec, transcript, r.log)
+	r.live.iterationStarted(n)
+	c, o, err := startAgent(r.spawn, spec, transcript, r.log, r.live.onEvent)
 	if err != nil {
 		return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}, nil
 	}
@@ -335,6 +338,7 @@ func (r *runner) progressWord() string {
 
 // reportIteration prints and logs an iteration's end.
 func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool, why string) {
+	defer r.live.iterationDone(r, o, ts, failed)
 	progress := ""
 	if ts.HasProgress {
 		progress = fmt.Sprintf(" · %d/%d items (%d remaining)", ts.Completed, ts.Total, ts.Total-ts.Completed)
@@ -424,7 +428,9 @@ func (r *runner) interruptEnding() ending {
 func (r *runner) wait(d time.Duration, show func(left time.Duration)) *ending {
 	var end *ending
 	lastShown := time.Time{}
+	defer r.live.waitEnded()
 	interrupted := r.sup.sleep(d, func(left time.Duration) bool {
+		r.live.waitLeft(left, show != nil)
 		if r.stop.source != "" {
 			end = r.checkStopRequest()
 			return true
@@ -466,18 +472,17 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 	if !reset.IsZero() {
 		resetText = formatClock(reset, now)
 	}
-	r.con.noticef("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
+	msg := fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
+	r.con.noticef("%s", msg)
+	r.live.limitReached(msg)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
 	r.log.Flush()
 	lastPlain := time.Now()
 	end := r.wait(d, func(left time.Duration) {
-		if r.con.fancy && r.sup.kb != nil {
-			r.con.status(false, "Usage limit: retrying in %s (s or Ctrl+C to stop)", left.Round(time.Second))
-		} else if r.con.fancy {
-			r.con.status(false, "Usage limit: retrying in %s (Ctrl+C to stop)", left.Round(time.Second))
-		} else if time.Since(lastPlain) >= time.Minute {
+		// On a terminal, the panel counts down.
+		if !r.con.panelWanted() && time.Since(lastPlain) >= time.Minute {
 			lastPlain = time.Now()
-			r.con.status(true, "Usage limit: retrying in %s", left.Round(time.Second))
+			r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
 		}
 	})
 	if end == nil {
@@ -504,20 +509,19 @@ func (r *runner) finish(end ending) error {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
 	elapsed := r.elapsed()
+	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(r.iter, "iteration"), roundDuration(elapsed), formatCost(r.cost))
+	if end.hint == "" && end.code == exitError && r.lastRefused && r.con.level == outputQuiet {
+		end.hint = refusedHint // shown with the refusals at the other levels
+	}
+	r.live.ended(end, summary)
 	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+end.reason,
 		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", r.iter),
 		fmt.Sprintf("Cost: $%.4f", r.cost), "Elapsed: "+roundDuration(elapsed).String())
-	r.log.Close()
-	r.lock.release()
 	r.sup.kb.close()
 	r.termMode.restore()
 	r.con.releaseHeld(true)
 	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
 		r.con.rawf("Done.")
-	}
-	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(r.iter, "iteration"), roundDuration(elapsed), formatCost(r.cost))
-	if end.hint == "" && end.code == exitError && r.lastRefused && r.con.level == outputQuiet {
-		end.hint = refusedHint // shown with the refusals at the other levels
 	}
 	switch {
 	case end.code == exitOK:
@@ -528,6 +532,9 @@ func (r *runner) finish(end ending) error {
 			r.con.errorf("hint: %s", end.hint)
 		}
 	}
+	r.live.drain(r.sup.sigs.c) // after the last line: a slow server delays only the exit
+	r.log.Close()
+	r.lock.release()
 	if end.signal != nil {
 		return r.sup.sigs.exitError(end.signal)
 	}

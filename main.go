@@ -11,6 +11,7 @@
 //	claude-iterate edit   <workspace>                            (refine it with claude)
 //	claude-iterate run    [<workspace>] [flags]
 //	claude-iterate stop   [<workspace>] [--cancel]
+//	claude-iterate watch  [<workspace>]
 //	claude-iterate list   [--archived]
 //	claude-iterate status [<workspace>] [--json] [--archived]
 //	claude-iterate reset  [<workspace>] [--all]

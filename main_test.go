@@ -63,6 +63,7 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		"status":   cmdStatus,
 		"gone":     cmdGone,
 		"waitfile": cmdWaitFile,
+		"httpsink": cmdHTTPSink, "within": cmdWithin, // httpsink_test.go
 	}
 	for k, v := range ptyCommands() {
 		cmds[k] = v

@@ -17,6 +17,9 @@ package main
 //	                           previous match)
 //	term status N              wait for bash's prompt, ask for $? and assert it is N
 //	term dump                  log the whole screen
+//	term resize COLS ROWS      change the terminal's size (SIGWINCH)
+//	term screen [-raw] FILE    write what the terminal shows (or the raw
+//	                           bytes it received) to FILE (vt_test.go)
 //	procstate PIDFILE STATE    wait until the process is running, stopped or gone
 //	signal PIDFILE SIGNAL      send SIGTERM, SIGHUP, SIGINT… to the process
 
@@ -40,6 +43,9 @@ import (
 // termTimeout bounds every wait; generous for -race on 2 loaded cores.
 const termTimeout = 30 * time.Second
 
+// termCols is the terminal's width when it starts.
+const termCols = 200
+
 func ptyCommands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"term":      cmdTerm,
@@ -53,11 +59,12 @@ type termSession struct {
 	cmd    *exec.Cmd
 	master *os.File
 
-	mu     sync.Mutex
-	screen bytes.Buffer // everything the terminal showed
-	cursor int          // where the next wait starts looking
-	update chan struct{}
-	closed bool
+	mu      sync.Mutex
+	screen  bytes.Buffer // everything the terminal showed
+	cursor  int          // where the next wait starts looking
+	resizes []vtResize   // the width changes, for term screen
+	update  chan struct{}
+	closed  bool
 }
 
 var sessions sync.Map // *testscript.TestScript → *termSession
@@ -68,7 +75,7 @@ var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONF
 
 func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: term start|type|key|wait|status|dump ...")
+		ts.Fatalf("usage: term start|type|key|wait|status|dump|resize|screen ...")
 	}
 	if args[0] == "start" {
 		termStart(ts)
@@ -114,6 +121,10 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 		if m[1] != args[1] {
 			ts.Fatalf("exit status %s; want %s", m[1], args[1])
 		}
+	case "resize":
+		termResize(ts, s, args[1:])
+	case "screen":
+		termScreen(ts, s, args[1:])
 	case "dump":
 		s.mu.Lock()
 		ts.Logf("screen:\n%s", s.screen.String())
@@ -136,7 +147,7 @@ func termStart(ts *testscript.TestScript) {
 		}
 	}
 	cmd.Env = env
-	master, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	master, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: termCols})
 	if err != nil {
 		ts.Fatalf("term start: %v", err)
 	}

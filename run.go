@@ -8,6 +8,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // runUsage is the manual of the run command.
@@ -70,6 +71,24 @@ Hang protection:
   --interrupt-grace D         after Ctrl+C, how long the agent may clean up
                               before it is killed (default 10s)
   --no-keyboard               do not read keys from the terminal
+
+Display and notifications:
+  --heartbeat D               when the output is not a terminal (a pipe, a file,
+                              CI), print a line every D while an iteration
+                              runs, saying what the agent is doing (default
+                              5m; 0 never)
+  --notify-url URL            POST a notification to URL (ntfy-style Title,
+                              Priority, Tags headers) at the run's events; also
+                              the notifyUrl and notifyEvents config keys
+                              (see 'help config'); credentials in the URL
+                              are sent as a header and never shown
+
+  On a terminal, a live panel under the progress lines shows the run's state,
+  iterations, elapsed time, ETA, tasks, cost, what the agent is doing now
+  (the running tool, API retries, countdowns) and any stop request; with -v,
+  a one-line version under the transcript. 'claude-iterate watch <ws>' shows
+  the same panel from another shell. The agent's text is shown with control
+  characters and escape sequences written out; the log keeps the raw bytes.
 
 Stopping:
   s                           stop after the current iteration (again: cancel)
@@ -142,7 +161,8 @@ type runOptions struct {
 	noKeyboard                                       bool
 	output, prompt, claude, model                    stringFlag
 	maxDuration, iterationTimeout, idleTimeout       durationFlag
-	interruptGrace                                   durationFlag
+	interruptGrace, heartbeat                        durationFlag
+	notifyURL                                        stringFlag
 
 	// Stop conditions.
 	maxCost                            usdFlag
@@ -179,6 +199,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.maxFailures, "max-failures", "")
 	fs.Var(&o.interruptGrace, "interrupt-grace", "")
 	fs.BoolVar(&o.noKeyboard, "no-keyboard", false, "")
+	fs.Var(&o.heartbeat, "heartbeat", "")
+	fs.Var(&o.notifyURL, "notify-url", "")
 	fs.Var(&o.maxCost, "max-cost", "")
 	o.untilRegex.check = func(s string) error {
 		if _, err := regexp.Compile(s); err != nil {
@@ -212,6 +234,14 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	}{{"--max-duration", o.maxDuration}, {"--test-timeout", o.testTimeout}} {
 		if f.v.set && f.v.d == 0 {
 			return nil, nil, usagef("invalid value %q for flag %s: must be above 0", "0", f.name)
+		}
+	}
+	if o.heartbeat.set && o.heartbeat.d > 0 && o.heartbeat.d < time.Second {
+		return nil, nil, usagef("invalid value %q for flag --heartbeat: must be 0 (never) or at least 1s", o.heartbeat.d)
+	}
+	if o.notifyURL.set {
+		if err := checkNotifyURL(o.notifyURL.s); err != nil {
+			return nil, nil, usagef("invalid value for flag --notify-url: %v", err)
 		}
 	}
 	if o.maxTestFailures.set && o.maxTestFailures.n == 0 {
@@ -268,6 +298,9 @@ func (o *runOptions) flagSettings() *configLayer {
 	}
 	if o.claude.set {
 		l.values["claude.command"] = o.claude.s
+	}
+	if o.notifyURL.set {
+		l.values["notifyUrl"] = o.notifyURL.s
 	}
 	return l
 }

@@ -36,9 +36,11 @@ Examples:
 // statusUsage is the manual of the status command.
 const statusUsage = `Usage: claude-iterate status [<workspace>] [--json] [--archived]
 
-Shows a workspace: mode, status, iterations, progress (.status.json, or
-TODO.md's checklist), the agent's summary, whether a stop is requested, why
-the last run stopped and its exit code, and the stop conditions' progress.
+Shows a workspace: mode, status, what a run in progress is doing now,
+iterations, progress (.status.json, or TODO.md's checklist), the agent's
+summary, whether a stop is requested, why the last run stopped and its exit
+code, and the stop conditions' progress. 'claude-iterate watch' follows a
+run in progress live.
 Without <workspace>, shows the ralph-mode run of the current directory.
 
 Options:
@@ -159,6 +161,7 @@ type statusReport struct {
 	Warning        string       `json:"warning,omitempty"`
 	Archive        string       `json:"archive,omitempty"`
 	Archived       *time.Time   `json:"archived,omitempty"`
+	Now            string       `json:"now,omitempty"` // a run in progress: what it does now
 }
 
 type progressRep struct {
@@ -198,6 +201,9 @@ func runStatus(env *cliEnv, args []string) error {
 		LastExitCode: m.LastExitCode, Conditions: m.Conditions, Log: m.LastLog,
 	}
 	r.Running = r.PID != 0
+	if st, err := readRunState(w.statePath()); err == nil && r.Running && st.PID == r.PID && !st.Ended {
+		r.Now = st.nowLine(time.Now())
+	}
 	if ts.HasProgress {
 		r.Progress = &progressRep{ts.Completed, ts.Total}
 	}
@@ -232,6 +238,9 @@ func runStatus(env *cliEnv, args []string) error {
 		status = fmt.Sprintf("%s (pid %d)", status, r.PID)
 	}
 	fmt.Fprintf(out, "Status:      %s\n", status)
+	if r.Now != "" {
+		fmt.Fprintf(out, "Now:         %s\n", r.Now)
+	}
 	fmt.Fprintf(out, "Created:     %s\n", r.Created.Local().Format(time.DateTime))
 	if r.LastRun != nil {
 		fmt.Fprintf(out, "Last run:    %s\n", r.LastRun.Local().Format(time.DateTime))

@@ -220,7 +220,7 @@ func replayFixture(t testing.TB, path string) *iterationOutcome {
 	}
 	defer f.Close()
 	o := &iterationOutcome{}
-	decodeStream(f, io.Discard, o, nil)
+	decodeStream(f, io.Discard, o, nil, nil)
 	return o
 }
 
@@ -290,7 +290,7 @@ func BenchmarkStreamJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		o := &iterationOutcome{}
-		decodeStream(bytes.NewReader(data), io.Discard, o, nil)
+		decodeStream(bytes.NewReader(data), io.Discard, o, nil, nil)
 		if o.events == 0 {
 			b.Fatal("no events")
 		}

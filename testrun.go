@@ -234,6 +234,7 @@ func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, on
 func (r *runner) runTests() *testResults {
 	cmd := r.stops.cfg.TestCmd
 	r.con.progressf("Running tests: %s", cmd)
+	r.live.testsStarted(cmd)
 	r.log.section("TESTS", "Command: "+cmd, "Started: "+logTime(time.Now()))
 	p := newTestParser()
 	cr := r.runChild("test command", childSpec{path: "/bin/sh", argv0: "sh", args: []string{"-c", cmd}}, r.testTimeout(), p.line)

@@ -1,0 +1,295 @@
+package main
+
+// This file sends notifications: an HTTP POST of text/plain to notifyUrl
+// with ntfy-style Title, Priority and Tags headers, for the events the
+// user chose (notifyEvents). The rules are:
+//
+//   - They go out in the background, one at a time, from a bounded queue
+//     (a full queue drops the newest, and says so at exit): a slow,
+//     failing or unreachable server never slows the loop.
+//   - Each request gets notifyTimeout; at exit, the pending ones get
+//     notifyExitWait in all, less if a signal comes, then are given up.
+//   - A failure is one warning line in the log, never on the screen; after
+//     maxNotifyWarnings, the rest are counted, not written.
+//   - The URL's credentials never appear anywhere: they are taken out of
+//     the URL and sent as an Authorization header, and messages name the
+//     URL redacted.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Limits of the notifications.
+const (
+	notifyTimeout     = 5 * time.Second
+	notifyExitWait    = 5 * time.Second
+	notifyQueueSize   = 64
+	maxNotifyWarnings = 10
+)
+
+// notification is one message.
+type notification struct {
+	event    string
+	title    string
+	priority string // ntfy's 1 (min) to 5 (urgent)
+	tags     string // ntfy's tags: emoji short codes, comma-separated
+	body     string
+}
+
+// notifier sends notifications. A nil *notifier sends nothing.
+type notifier struct {
+	url        string // without credentials
+	shown      string // redacted, for messages
+	user, pass string
+	auth       bool
+	events     map[string]bool // nil: all
+	client     *http.Client
+	queue      chan notification
+	done       chan struct{}
+	closed     bool
+	pending    atomic.Int64 // queued or being sent
+	dropped    atomic.Int64
+	silenced   atomic.Bool // after close: write nothing more
+	warnings   int         // the sender's goroutine only
+	warn       func(msg string)
+}
+
+// newNotifier starts a notifier for rawURL (already checked), or returns
+// nil when there is none. warn writes one line to the log.
+func newNotifier(rawURL string, events []string, warn func(msg string)) *notifier {
+	if rawURL == "" {
+		return nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	n := &notifier{shown: redactURL(rawURL), client: &http.Client{Timeout: notifyTimeout},
+		queue: make(chan notification, notifyQueueSize), done: make(chan struct{}), warn: warn}
+	if u.User != nil {
+		n.user, n.auth = u.User.Username(), true
+		n.pass, _ = u.User.Password()
+		u.User = nil
+	}
+	n.url = u.String()
+	for _, e := range events {
+		if e == "all" {
+			n.events = nil
+			break
+		}
+		if n.events == nil {
+			n.events = map[string]bool{}
+		}
+		n.events[e] = true
+	}
+	go n.run()
+	return n
+}
+
+// send queues nt, if its event is wanted; it never blocks.
+func (n *notifier) send(nt notification) {
+	if n == nil || n.closed || (n.events != nil && !n.events[nt.event]) {
+		return
+	}
+	// Agent text may be quoted; a subscriber may print it to a terminal.
+	nt.title, nt.body = sanitizeString(nt.title), sanitizeString(nt.body)
+	n.pending.Add(1)
+	select {
+	case n.queue <- nt:
+	default:
+		n.pending.Add(-1)
+		n.dropped.Add(1)
+	}
+}
+
+// run sends the queued notifications, one at a time.
+func (n *notifier) run() {
+	defer close(n.done)
+	for nt := range n.queue {
+		n.post(nt)
+		n.pending.Add(-1)
+	}
+}
+
+// post sends one notification.
+func (n *notifier) post(nt notification) {
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, strings.NewReader(nt.body))
+	if err != nil {
+		n.warnf("notification %s not sent to %s: %v", nt.event, n.shown, n.scrub(err.Error()))
+		return
+	}
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	req.Header.Set("Title", headerText(nt.title))
+	req.Header.Set("Priority", nt.priority)
+	req.Header.Set("Tags", nt.tags)
+	req.Header.Set("User-Agent", progName+"/"+programVersion())
+	if n.auth {
+		req.SetBasicAuth(n.user, n.pass)
+	}
+	resp, err := n.client.Do(req)
+	if err != nil {
+		n.warnf("notification %s not sent to %s: %s", nt.event, n.shown, n.describe(err))
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		n.warnf("notification %s to %s: the server answered %s", nt.event, n.shown, resp.Status)
+	}
+}
+
+// describe says why a request failed, without the URL (a *url.Error
+// carries it, credentials and all).
+func (n *notifier) describe(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
+		return fmt.Sprintf("no answer within %s", notifyTimeout)
+	}
+	return n.scrub(err.Error())
+}
+
+// scrub blots out the credentials, should a message carry them.
+func (n *notifier) scrub(s string) string {
+	for _, secret := range []string{n.pass, n.user} {
+		if len(secret) >= 3 {
+			s = strings.ReplaceAll(s, secret, "xxxxx")
+		}
+	}
+	return s
+}
+
+func (n *notifier) warnf(format string, args ...any) {
+	if n.silenced.Load() {
+		return
+	}
+	n.warnings++
+	switch {
+	case n.warnings <= maxNotifyWarnings:
+		n.warn(fmt.Sprintf(format, args...))
+	case n.warnings == maxNotifyWarnings+1:
+		n.warn("more notifications failed; further failures are not logged")
+	}
+}
+
+// close stops taking notifications and waits up to wait (or until abort)
+// for the pending ones; those left are given up, with a warning.
+func (n *notifier) close(wait time.Duration, abort <-chan os.Signal) {
+	if n == nil || n.closed {
+		return
+	}
+	n.closed = true
+	close(n.queue)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	why := ""
+	select {
+	case <-n.done:
+	case <-t.C:
+		why = fmt.Sprintf("gave up after %s at exit", wait)
+	case sig := <-abort:
+		why = "gave up at exit on " + signalName(sig)
+	}
+	left := n.pending.Load()
+	if d := n.dropped.Load(); d > 0 {
+		n.warn(fmt.Sprintf("%d notifications dropped: more than %d were waiting to be sent", d, notifyQueueSize))
+	}
+	if why != "" && left > 0 {
+		n.warn(fmt.Sprintf("%d notifications not sent to %s: %s", left, n.shown, why))
+	}
+	n.silenced.Store(true)
+}
+
+// headerText makes s a header value: one line, printable, and RFC 2047
+// encoded when it is not ASCII (ntfy decodes it).
+func headerText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	for _, r := range s {
+		if r >= 0x80 {
+			return mime.QEncoding.Encode("utf-8", s)
+		}
+	}
+	return s
+}
+
+// noteStart is the execution_start notification.
+func noteStart(ws, mode string, max int) notification {
+	return notification{event: "execution_start", title: ws + ": run started", priority: "3", tags: "rocket",
+		body: fmt.Sprintf("Running %s (%s mode, up to %d iterations)", ws, mode, max)}
+}
+
+// noteIteration is the iteration notification.
+func noteIteration(ws string, n, max int, failed bool, why string, elapsed time.Duration, cost float64, ts taskStatus) notification {
+	nt := notification{event: "iteration", title: fmt.Sprintf("%s: iteration %d/%d done", ws, n, max), priority: "2", tags: "white_check_mark"}
+	verb := "done"
+	if failed {
+		nt.title = fmt.Sprintf("%s: iteration %d/%d failed", ws, n, max)
+		nt.priority, nt.tags, verb = "3", "x", "failed"
+	}
+	nt.body = fmt.Sprintf("Iteration %d/%d %s in %s, $%.4f", n, max, verb, roundDuration(elapsed), cost)
+	if ts.HasProgress {
+		nt.body += fmt.Sprintf(" · %d/%d items (%d remaining)", ts.Completed, ts.Total, ts.Total-ts.Completed)
+	}
+	if failed {
+		nt.body += "\n" + sanitizeString(clip(why, 500))
+	}
+	return nt
+}
+
+// noteMilestone is the iteration_milestone notification.
+func noteMilestone(ws string, n int, elapsed time.Duration, cost float64, ts taskStatus) notification {
+	body := fmt.Sprintf("%d iterations in %s, $%.2f so far", n, compactDuration(elapsed), cost)
+	if ts.HasProgress {
+		body += fmt.Sprintf(" · %d/%d items", ts.Completed, ts.Total)
+	}
+	return notification{event: "iteration_milestone", title: fmt.Sprintf("%s: %d iterations", ws, n), priority: "3", tags: "checkered_flag", body: body}
+}
+
+// noteStatus is the status_update notification.
+func noteStatus(ws, msg string, complete bool) notification {
+	nt := notification{event: "status_update", title: ws + ": status update", priority: "2", tags: "bar_chart", body: msg}
+	if complete {
+		nt.priority, nt.tags = "4", "tada"
+	}
+	return nt
+}
+
+// noteLimit is the limit_wait notification.
+func noteLimit(ws, msg string) notification {
+	return notification{event: "limit_wait", title: ws + ": usage limit", priority: "4", tags: "hourglass", body: msg}
+}
+
+// noteEnd is the run's last notification: completion, error or stopped,
+// with the run's last line.
+func noteEnd(ws string, end ending, summary string) notification {
+	body := summary
+	if end.hint != "" {
+		body += "\nhint: " + end.hint
+	}
+	switch {
+	case end.status == statusCompleted:
+		return notification{event: "completion", title: ws + ": completed", priority: "4", tags: "white_check_mark,tada", body: body}
+	case end.code == exitOK || end.signal != nil:
+		return notification{event: "stopped", title: ws + ": stopped", priority: "3", tags: "stop_sign", body: body}
+	}
+	return notification{event: "error", title: ws + ": failed", priority: "5", tags: "rotating_light", body: body}
+}

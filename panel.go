@@ -1,0 +1,411 @@
+package main
+
+// This file renders the live panel: given what a run is doing (runState),
+// the time and the terminal's width, the lines to draw. It is pure: the
+// console draws the lines, the run and watch decide when. The rules are:
+// every line fits in width-1 columns (a line that reaches the last column
+// makes some terminals wrap, and a wrapped line leaves a fragment behind
+// when the panel is redrawn); a narrow terminal gets fewer fields, lowest
+// priority first, then clipped text, never a wrapped line; colour only when
+// asked; every text that came from the agent is already sanitized.
+//
+// The full panel (the progress level):
+//
+//	● running iteration 3  [██████░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)
+//	Elapsed 5m42s · ETA ~18m30s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago
+//	Now: Bash: go test ./... · 42s
+//	Stop requested (press s to cancel) · from the s key
+//	Press s to toggle stop
+//
+// The one-line panel (the verbose level, under the scrolling transcript):
+//
+//	● running iteration 3 · 2/50 · Stop requested (press s to cancel) · Bash: go test ./... · 42s · 5m42s · $0.42
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// panelOpts are how a panel is drawn.
+type panelOpts struct {
+	width   int  // the terminal's columns
+	color   bool // SGR colours
+	oneLine bool // the verbose level's one-line panel
+	// watch draws it for 'claude-iterate watch': the s key is not this
+	// terminal's.
+	watch bool
+}
+
+// SGR styles of the panel.
+const (
+	styleNone   = ""
+	styleBold   = "1"
+	styleDim    = "2"
+	styleGreen  = "32"
+	styleYellow = "1;33"
+	styleRed    = "1;31"
+	styleCyan   = "36"
+)
+
+// segment is a piece of a line in one style.
+type segment struct {
+	text  string
+	style string
+}
+
+// Fitting a line: items of priority prioKeep are never dropped; a
+// flexible item is not clipped below minFlexWidth columns.
+const (
+	prioKeep     = 9
+	minFlexWidth = 12
+)
+
+// panelItem is one field of a line that may be dropped or clipped to fit.
+type panelItem struct {
+	segs []segment
+	// prio: the lower, the sooner dropped on a narrow terminal.
+	prio int
+	// flex items are clipped rather than dropped.
+	flex bool
+}
+
+// renderPanel returns the panel's lines for st at now.
+func renderPanel(st *runState, now time.Time, o panelOpts) []string {
+	w := max(o.width-1, 1)
+	if o.oneLine {
+		return []string{renderItems(oneLineItems(st, now, o), " · ", w, o.color)}
+	}
+	var lines []string
+	lines = append(lines, renderItems(headerItems(st, w), " ", w, o.color))
+	lines = append(lines, renderItems(fieldItems(st, now), " · ", w, o.color))
+	lines = append(lines, renderItems([]panelItem{{segs: []segment{{"Now: ", styleDim}, {nowText(st, now, o.watch), styleCyan}}, flex: true}}, "", w, o.color))
+	if st.StopSource != "" {
+		lines = append(lines, renderItems([]panelItem{
+			{segs: []segment{{stopIndicator(st, o.watch), styleYellow}}, prio: 2, flex: true},
+			{segs: []segment{{"from " + stopSourceText(st.StopSource), styleNone}}, prio: 1},
+		}, " · ", w, o.color))
+	}
+	switch {
+	case o.watch:
+		lines = append(lines, renderItems([]panelItem{{segs: []segment{{fmt.Sprintf("Watching the run of %s (pid %d); Ctrl+C stops watching, not the run", sanitizeString(st.Workspace), st.PID), styleDim}}, flex: true}}, "", w, o.color))
+	case st.Keyboard:
+		lines = append(lines, renderItems([]panelItem{{segs: []segment{{"Press s to toggle stop", styleDim}}, flex: true}}, "", w, o.color))
+	}
+	return lines
+}
+
+// stateLabel says what the run is doing, and its style.
+func stateLabel(st *runState) (string, string) {
+	switch {
+	case st.Ended:
+		return "ended", styleBold
+	case st.Interrupted != "":
+		return "interrupted (" + st.Interrupted + ")", styleRed
+	case st.Phase == phaseLimit:
+		return "waiting for the usage-limit reset", styleYellow
+	case st.StopSource != "" && st.Phase == phaseRunning:
+		return fmt.Sprintf("stopping after iteration %d", st.Iteration), styleYellow
+	case st.StopSource != "":
+		return "stopping", styleYellow
+	case st.Phase == phaseRunning:
+		return fmt.Sprintf("running iteration %d", st.Iteration), styleGreen
+	case st.Phase == phaseStarting:
+		return "starting", styleGreen
+	}
+	return "running", styleGreen
+}
+
+func headerItems(st *runState, w int) []panelItem {
+	label, style := stateLabel(st)
+	state := panelItem{segs: []segment{{"● " + label, style}}, prio: 9, flex: true}
+	count := fmt.Sprintf("%d/%d", st.Done, st.Max)
+	pct := ""
+	if st.Max > 0 {
+		pct = fmt.Sprintf(" (%d%%)", st.Done*100/st.Max)
+	}
+	// The bar takes what the rest leaves, within limits.
+	rest := displayWidth("● "+label) + displayWidth(count+pct) + 6
+	barWidth := min(40, w-rest)
+	items := []panelItem{state}
+	if barWidth >= 10 {
+		filled := 0
+		if st.Max > 0 {
+			filled = min(barWidth, barWidth*st.Done/st.Max)
+		}
+		items = append(items, panelItem{segs: []segment{
+			{" [", styleNone}, {strings.Repeat("█", filled), styleGreen},
+			{strings.Repeat("░", barWidth-filled), styleDim}, {"] ", styleNone},
+		}, prio: 3})
+	}
+	items = append(items, panelItem{segs: []segment{{count, styleBold}}, prio: 8})
+	if pct != "" {
+		items = append(items, panelItem{segs: []segment{{strings.TrimPrefix(pct, " "), styleNone}}, prio: 2})
+	}
+	return items
+}
+
+// fieldItems are the second line's fields.
+func fieldItems(st *runState, now time.Time) []panelItem {
+	field := func(label, value string, prio int) panelItem {
+		return panelItem{segs: []segment{{label + " ", styleDim}, {value, styleNone}}, prio: prio}
+	}
+	items := []panelItem{field("Elapsed", compactDuration(st.elapsed(now)), 9)}
+	if eta, ok := st.eta(now); ok {
+		items = append(items, field("ETA", "~"+compactDuration(eta), 6))
+	}
+	if st.Done > 0 {
+		items = append(items, field("Avg", compactDuration(time.Duration(st.IterTotalMS)*time.Millisecond/time.Duration(st.Done)), 4))
+	}
+	items = append(items, field("Mode", st.Mode, 1))
+	if t := st.tasksText(); t != "" {
+		items = append(items, field("Tasks", t, 8))
+	}
+	items = append(items, field("Cost", fmt.Sprintf("$%.2f", st.Cost), 7))
+	if !st.Updated.IsZero() {
+		items = append(items, panelItem{segs: []segment{{"updated " + compactDuration(now.Sub(st.Updated)) + " ago", styleDim}}, prio: 3})
+	}
+	return items
+}
+
+func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
+	label, style := stateLabel(st)
+	items := []panelItem{
+		{segs: []segment{{"● " + label, style}}, prio: 9},
+		{segs: []segment{{fmt.Sprintf("%d/%d", st.Done, st.Max), styleBold}}, prio: 5},
+	}
+	if st.StopSource != "" {
+		items = append(items, panelItem{segs: []segment{{stopIndicator(st, o.watch), styleYellow}}, prio: 8, flex: true})
+	}
+	items = append(items,
+		panelItem{segs: []segment{{nowText(st, now, o.watch), styleCyan}}, prio: 7, flex: true},
+		panelItem{segs: []segment{{"elapsed " + compactDuration(st.elapsed(now)), styleNone}}, prio: 4},
+		panelItem{segs: []segment{{fmt.Sprintf("$%.2f", st.Cost), styleNone}}, prio: 3},
+	)
+	if t := st.tasksText(); t != "" {
+		items = append(items, panelItem{segs: []segment{{"tasks " + t, styleNone}}, prio: 2})
+	}
+	return items
+}
+
+// stopIndicator is the stop request's line.
+func stopIndicator(st *runState, watch bool) string {
+	switch {
+	case watch:
+		return "Stop requested (claude-iterate stop --cancel to cancel)"
+	case st.Keyboard:
+		return "Stop requested (press s to cancel)"
+	}
+	return "Stop requested (delete .stop to cancel)"
+}
+
+func stopSourceText(source string) string {
+	switch source {
+	case stopByKeyboard:
+		return "the s key"
+	case stopByFile:
+		return stopFile
+	}
+	return source
+}
+
+// nowText is what the run is doing now, in words.
+func nowText(st *runState, now time.Time, watch bool) string {
+	left := func() string { return compactDuration(ceilSecond(max(0, st.WaitUntil.Sub(now)))) }
+	switch {
+	case st.Ended:
+		return "ended"
+	case st.Interrupted != "" && st.Phase == phaseRunning:
+		return "waiting for claude to exit"
+	case st.Phase == phaseLimit:
+		s := "Usage limit: retrying in " + left()
+		if st.Keyboard && !watch {
+			s += " (s or Ctrl+C to stop)"
+		}
+		return s
+	case st.Phase == phaseDelay:
+		return "next iteration in " + left()
+	case st.Phase == phaseStarting:
+		return "starting"
+	case st.Phase == phaseBetween && st.Activity.Kind == "":
+		return "checking the stop conditions"
+	}
+	return st.Activity.text(now)
+}
+
+// renderItems joins items with sep, dropping the lowest-priority ones and
+// clipping flexible ones until the line fits in w columns.
+func renderItems(items []panelItem, sep string, w int, color bool) string {
+	width := func(it panelItem) int {
+		n := 0
+		for _, s := range it.segs {
+			n += displayWidth(s.text)
+		}
+		return n
+	}
+	total := func() int {
+		n := 0
+		for i, it := range items {
+			if i > 0 {
+				n += displayWidth(sep)
+			}
+			n += width(it)
+		}
+		return n
+	}
+	for total() > w {
+		// Drop the lowest-priority fixed item, if any is left.
+		low := -1
+		for i, it := range items {
+			if !it.flex && it.prio < prioKeep && (low < 0 || it.prio < items[low].prio) {
+				low = i
+			}
+		}
+		if low < 0 {
+			break
+		}
+		items = append(items[:low:low], items[low+1:]...)
+	}
+	// Clip the flexible items, last first; one that would keep too little
+	// goes (unless it is the only one).
+	for i := len(items) - 1; i >= 0 && total() > w; i-- {
+		if !items[i].flex {
+			continue
+		}
+		over := total() - w
+		if width(items[i])-over < minFlexWidth && len(items) > 1 {
+			items = append(items[:i:i], items[i+1:]...)
+			continue
+		}
+		segs := items[i].segs
+		for j := len(segs) - 1; j >= 0 && over > 0; j-- {
+			sw := displayWidth(segs[j].text)
+			segs[j].text = clipWidth(segs[j].text, max(0, sw-over))
+			over -= sw - displayWidth(segs[j].text)
+		}
+	}
+	var b strings.Builder
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		for _, s := range it.segs {
+			if color && s.style != styleNone && s.text != "" {
+				b.WriteString("\x1b[" + s.style + "m" + s.text + "\x1b[0m")
+			} else {
+				b.WriteString(s.text)
+			}
+		}
+	}
+	line := b.String()
+	if displayWidth(stripSGR(line)) > w {
+		line = clipWidth(stripSGR(line), w) // the items alone cannot fit
+	}
+	return line
+}
+
+// compactDuration shows d as "42s", "5m42s", "1h05m" or "2d03h".
+func compactDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
+}
+
+// displayWidth is the number of terminal columns s takes. Escape sequences
+// are not expected (the agent's text is sanitized); wide East Asian
+// characters and emoji take two columns, combining marks none.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+// runeWidth is the number of columns r takes on a terminal.
+func runeWidth(r rune) int {
+	switch {
+	case r < 0x20 || (r >= 0x7f && r < 0xa0):
+		return 0
+	case r < 0x300:
+		return 1
+	case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200b || r == 0x200d || (r >= 0xfe00 && r <= 0xfe0f):
+		return 0
+	case r >= 0x1100 && r <= 0x115f, r >= 0x2e80 && r <= 0x303e, r >= 0x3041 && r <= 0x33ff,
+		r >= 0x3400 && r <= 0x4dbf, r >= 0x4e00 && r <= 0x9fff, r >= 0xa000 && r <= 0xa4cf,
+		r >= 0xac00 && r <= 0xd7a3, r >= 0xf900 && r <= 0xfaff, r >= 0xfe30 && r <= 0xfe4f,
+		r >= 0xff00 && r <= 0xff60, r >= 0xffe0 && r <= 0xffe6, r >= 0x1f300 && r <= 0x1f64f,
+		r >= 0x1f900 && r <= 0x1f9ff, r >= 0x1f680 && r <= 0x1f6ff, r >= 0x20000 && r <= 0x3fffd,
+		r == 0x2705, r == 0x274c, r == 0x2b50, r == 0x23f3, r == 0x231b:
+		return 2
+	}
+	return 1
+}
+
+// clipWidth shortens s to at most w columns, ending it with "…" when it
+// was cut.
+func clipWidth(s string, w int) string {
+	if displayWidth(s) <= w {
+		return s
+	}
+	if w <= 0 {
+		return ""
+	}
+	n := 0
+	for i, r := range s {
+		rw := runeWidth(r)
+		if n+rw > w-1 {
+			return s[:i] + "…"
+		}
+		n += rw
+	}
+	return s
+}
+
+// rowsTaken is how many terminal rows a line of text takes at width
+// columns once the terminal has wrapped (or, after a resize, re-wrapped)
+// it.
+func rowsTaken(line string, width int) int {
+	w := displayWidth(stripSGR(line))
+	if width <= 0 || w <= width {
+		return 1
+	}
+	return (w + width - 1) / width
+}
+
+// stripSGR removes the colour sequences the panel itself writes.
+func stripSGR(s string) string {
+	if !strings.Contains(s, "\x1b[") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] == ';' || (s[j] >= '0' && s[j] <= '9')) {
+				j++
+			}
+			if j < len(s) {
+				j++
+			}
+			i = j
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(s[i : i+size])
+		i += size
+	}
+	return b.String()
+}

@@ -1,0 +1,160 @@
+package main
+
+// This file watches .status.json while a run goes on, for the panel's tasks
+// field and the status_update notification. The rules are: it is polled at
+// the supervisor's poll, at most once per statusPollInterval, and cheaply —
+// a stat, and a read only when the file changed; a change is read once the
+// file has not changed for the debounce time (the agent may write it in
+// several steps); a file that does not parse is skipped until it changes
+// again; with notifyOnlyMeaningful, a change of lastUpdated alone is not a
+// change. Messages read "35/60 items (+5) - Migrated the user endpoints",
+// with "✅ Complete!" when the task turns complete.
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// statusPollInterval is how often .status.json is looked at.
+const statusPollInterval = time.Second
+
+// fileStamp tells whether a file changed, without reading it.
+type fileStamp struct {
+	exists bool
+	mod    time.Time
+	size   int64
+	ino    uint64
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	s := fileStamp{exists: true, mod: fi.ModTime(), size: fi.Size()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.ino = uint64(st.Ino)
+	}
+	return s
+}
+
+// statusWatch polls one .status.json. A nil *statusWatch watches nothing.
+type statusWatch struct {
+	path           string
+	debounce       time.Duration
+	onlyMeaningful bool
+
+	nextStat time.Time
+	seen     fileStamp
+	settleAt time.Time // a change waits to settle until then (zero: none)
+	known    bool      // last and lastData hold the last status reported
+	last     taskStatus
+	lastData []byte
+}
+
+func newStatusWatch(path string, debounce time.Duration, onlyMeaningful bool) *statusWatch {
+	return &statusWatch{path: path, debounce: debounce, onlyMeaningful: onlyMeaningful}
+}
+
+// prime reads the file as it is when the run starts: the baseline, which
+// is not a change.
+func (w *statusWatch) prime() (taskStatus, bool) {
+	w.seen = stampOf(w.path)
+	data, err := readRegularFile(w.path, agentFileCap)
+	if err != nil {
+		return taskStatus{}, false
+	}
+	ts, err := parseStatusJSON(data)
+	if err != nil {
+		return taskStatus{}, false
+	}
+	w.known, w.last, w.lastData = true, ts, data
+	return ts, true
+}
+
+// poll looks at the file; ok reports a change worth telling, with its
+// message and the new status.
+func (w *statusWatch) poll(now time.Time) (msg string, ts taskStatus, ok bool) {
+	if w == nil || (now.Before(w.nextStat) && (w.settleAt.IsZero() || now.Before(w.settleAt))) {
+		return "", taskStatus{}, false
+	}
+	w.nextStat = now.Add(statusPollInterval)
+	if s := stampOf(w.path); s != w.seen {
+		w.seen = s
+		if !s.exists {
+			w.settleAt = time.Time{}
+			return "", taskStatus{}, false
+		}
+		w.settleAt = now.Add(w.debounce)
+	}
+	if w.settleAt.IsZero() || now.Before(w.settleAt) {
+		return "", taskStatus{}, false
+	}
+	w.settleAt = time.Time{}
+	data, err := readRegularFile(w.path, agentFileCap)
+	if err != nil {
+		return "", taskStatus{}, false
+	}
+	ts, err = parseStatusJSON(data)
+	if err != nil {
+		return "", taskStatus{}, false
+	}
+	if w.known && !w.changed(ts, data) {
+		return "", taskStatus{}, false
+	}
+	var prev *taskStatus
+	if w.known {
+		p := w.last
+		prev = &p
+	}
+	w.known, w.last, w.lastData = true, ts, data
+	return statusMessage(prev, ts), ts, true
+}
+
+// changed reports whether ts (read from data) differs from the last status
+// reported.
+func (w *statusWatch) changed(ts taskStatus, data []byte) bool {
+	if !w.onlyMeaningful {
+		return !bytes.Equal(data, w.lastData)
+	}
+	a, b := w.last, ts
+	boolOf := func(p *bool) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprint(*p)
+	}
+	return a.Complete != b.Complete || a.HasProgress != b.HasProgress || a.Completed != b.Completed ||
+		a.Total != b.Total || a.Summary != b.Summary || boolOf(a.Worked) != boolOf(b.Worked)
+}
+
+// statusMessage says what changed: "35/60 items (+5) - Migrated the user
+// endpoints", and "✅ Complete!" when the task turned complete.
+func statusMessage(prev *taskStatus, ts taskStatus) string {
+	var parts []string
+	if ts.HasProgress {
+		s := fmt.Sprintf("%d/%d items", ts.Completed, ts.Total)
+		if prev != nil && prev.HasProgress && ts.Completed != prev.Completed {
+			s += fmt.Sprintf(" (%+d)", ts.Completed-prev.Completed)
+		}
+		parts = append(parts, s)
+	}
+	if sum := strings.Join(strings.Fields(ts.Summary), " "); sum != "" {
+		parts = append(parts, sanitizeString(clipWidth(sum, 300)))
+	}
+	msg := strings.Join(parts, " - ")
+	if ts.Complete && (prev == nil || !prev.Complete) {
+		msg = strings.TrimSpace(msg + " ✅ Complete!")
+	}
+	if msg == "" {
+		if ts.Worked != nil && !*ts.Worked {
+			return "no work done"
+		}
+		return "status updated"
+	}
+	return msg
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestStatusWatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), statusFile)
+	write := func(s string) {
+		t.Helper()
+		if err := writeFileAtomic(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"progress":{"completed":30,"total":60},"summary":"start","lastUpdated":"2025-01-01T00:00:00Z"}`)
+	for _, meaningful := range []bool{true, false} {
+		w := newStatusWatch(path, 2*time.Second, meaningful)
+		if ts, ok := w.prime(); !ok || ts.Completed != 30 {
+			t.Fatalf("prime = %+v, %v", ts, ok)
+		}
+		now := time.Now()
+		poll := func(at time.Duration, want string) {
+			t.Helper()
+			msg, _, ok := w.poll(now.Add(at))
+			if got := map[bool]string{true: msg, false: "-"}[ok]; got != want {
+				t.Errorf("meaningful=%v: poll at %s = %q; want %q", meaningful, at, got, want)
+			}
+		}
+		poll(0, "-") // unchanged since prime
+		write(`{"progress":{"completed":35,"total":60},"summary":"Migrated the user endpoints","lastUpdated":"2025-01-01T00:00:05Z"}`)
+		poll(time.Second, "-")   // seen: settles for 2s
+		poll(2*time.Second, "-") // not yet settled, and not stat'ed again yet
+		poll(3*time.Second, "35/60 items (+5) - Migrated the user endpoints")
+		write(`{"progress":{"completed":35,"total":60},"summary":"Migrated the user endpoints","lastUpdated":"2025-01-01T00:00:09Z"}`)
+		poll(4*time.Second, "-")
+		want := "-"
+		if !meaningful {
+			want = "35/60 items - Migrated the user endpoints"
+		}
+		poll(6*time.Second, want)
+		write(`{"complete":true,"progress":{"completed":60,"total":60},"summary":"done"}`)
+		poll(7*time.Second, "-")
+		poll(9*time.Second, "60/60 items (+25) - done ✅ Complete!")
+		write(`{"progress":`) // half written: skipped until it changes again
+		poll(10*time.Second, "-")
+		poll(12*time.Second, "-")
+		os.Remove(path)
+		poll(13*time.Second, "-")
+		write(`{"progress":{"completed":30,"total":60},"summary":"start","lastUpdated":"2025-01-01T00:00:00Z"}`)
+	}
+}
+
+func TestNoteEnd(t *testing.T) {
+	for _, tc := range []struct {
+		end   ending
+		event string
+	}{
+		{ending{code: exitOK, status: statusCompleted}, "completion"},
+		{ending{code: exitOK, status: statusStopped}, "stopped"},
+		{ending{code: exitSIGTRM, status: statusInterrupted, signal: os.Interrupt}, "stopped"},
+		{ending{code: exitError, status: statusFailed, hint: "look"}, "error"},
+	} {
+		nt := noteEnd("ws", tc.end, "the summary")
+		if nt.event != tc.event {
+			t.Errorf("noteEnd(%+v).event = %q; want %q", tc.end, nt.event, tc.event)
+		}
+		if tc.end.hint != "" && nt.body != "the summary\nhint: look" {
+			t.Errorf("noteEnd body %q: want the hint", nt.body)
+		}
+	}
+	if got := headerText("ws: ünïcode\nline"); got != "=?utf-8?q?ws:_=C3=BCn=C3=AFcode_line?=" {
+		t.Errorf("headerText = %q", got)
+	}
+}
