@@ -42,14 +42,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// maxLineBytes caps one stream-json line. Public reports mention lines over
-// 64 MiB (an Edit of a large file); past this, a line is skipped.
-const maxLineBytes = 128 << 20
+// maxLineBytes caps one stream-json line; past this, a line is skipped as
+// it streams. Public reports mention lines of tens of MiB (an Edit of a
+// large file); the cap bounds the memory a line can take.
+const maxLineBytes = 64 << 20
+
+// lineDoublingLimit is how far a line buffer grows by doubling; a longer
+// line gets a buffer of the whole cap at once. The OS backs a new buffer
+// only as it is written, so that a line over the cap costs the cap at
+// most, never the transient copies of a doubling buffer (which would hold
+// one and a half times the cap). That buffer is released after its line
+// and its memory returned to the OS.
+const lineDoublingLimit = 4 << 20
 
 // lineReader splits a stream into lines of at most max bytes.
 type lineReader struct {
@@ -66,17 +76,25 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // of that many bytes that was over the cap and dropped (line is then nil).
 // The returned slice is valid until the next call.
 func (lr *lineReader) next() (line []byte, skipped int64, err error) {
+	if cap(lr.buf) > lineDoublingLimit {
+		lr.release()
+	}
 	lr.buf = lr.buf[:0]
 	over := false
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
-		if over {
+		switch {
+		case over:
 			skipped += int64(len(chunk))
-		} else if len(lr.buf)+len(chunk) > lr.max+1 {
+		case len(lr.buf)+len(chunk) > lr.max+1:
 			over = true
 			skipped = int64(len(lr.buf) + len(chunk))
-			lr.buf = lr.buf[:0]
-		} else {
+			lr.release()
+		case err == nil && len(lr.buf) == 0:
+			// The whole line is in the reader's buffer: no copy.
+			return bytes.TrimSuffix(chunk[:len(chunk)-1], []byte{'\r'}), 0, nil
+		default:
+			lr.grow(len(chunk))
 			lr.buf = append(lr.buf, chunk...)
 		}
 		switch err {
@@ -97,6 +115,31 @@ func (lr *lineReader) next() (line []byte, skipped int64, err error) {
 			}
 			return nil, 0, err
 		}
+	}
+}
+
+// grow makes room for n more bytes in the line buffer.
+func (lr *lineReader) grow(n int) {
+	need := len(lr.buf) + n
+	if need <= cap(lr.buf) {
+		return
+	}
+	size := max(2*cap(lr.buf), need)
+	if size > lineDoublingLimit || size > lr.max+1 {
+		size = max(lr.max+1, need)
+	}
+	buf := make([]byte, len(lr.buf), size)
+	copy(buf, lr.buf)
+	lr.buf = buf
+}
+
+// release drops the line buffer; a big one's memory goes back to the OS at
+// once, so that the next big line does not add its own.
+func (lr *lineReader) release() {
+	big := cap(lr.buf) > lineDoublingLimit
+	lr.buf = nil
+	if big {
+		debug.FreeOSMemory()
 	}
 }
 
