@@ -197,6 +197,9 @@ type contentBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   toolContent     `json:"content"`
 	IsError   bool            `json:"is_error"`
+
+	// args is Input decoded by the fast path; nil when it was not.
+	args *toolArgs
 }
 
 // toolContent is a tool result's content, reduced to what the display
@@ -216,18 +219,12 @@ const previewBytes = 32 << 10
 func (c *toolContent) UnmarshalJSON(data []byte) error {
 	switch {
 	case len(data) > 0 && data[0] == '"':
-		raw := data[1 : len(data)-1]
-		c.lines = bytes.Count(raw, []byte(`\n`)) + 1
-		if trimmed := bytes.TrimSuffix(raw, []byte(`\n`)); len(trimmed) < len(raw) {
-			c.lines-- // a final newline ends the last line
+		s := jsonScanner{data: data}
+		raw, st := s.str()
+		if !s.end() {
+			return errors.New("tool result content: not a JSON string")
 		}
-		if len(raw) == 0 {
-			c.lines = 0
-		}
-		if len(raw) > previewBytes {
-			raw = raw[:previewBytes]
-		}
-		c.text = unquoteJSONPrefix(raw)
+		c.set(raw, st)
 	case len(data) > 0 && data[0] == '[':
 		var parts []contentBlock
 		if err := json.Unmarshal(data, &parts); err != nil {
@@ -254,37 +251,55 @@ func (c *toolContent) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// set fills c from a string's raw body and the stats of its scan.
+func (c *toolContent) set(raw []byte, st strStats) {
+	c.lines = 0
+	if len(raw) > 0 {
+		c.lines = st.newlines + 1
+		if st.lastNL {
+			c.lines-- // a final newline ends the last line
+		}
+	}
+	if len(raw) > previewBytes {
+		raw = raw[:previewBytes]
+	}
+	c.text = unquoteJSONPrefix(raw)
+}
+
 // unquoteJSONPrefix decodes the body of a JSON string that may be cut
 // anywhere, even inside an escape; what cannot be decoded is dropped.
 func unquoteJSONPrefix(raw []byte) string {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw)
 	}
-	b := make([]byte, 0, len(raw))
+	var b strings.Builder
+	b.Grow(len(raw))
 	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			b = append(b, c)
-			continue
-		}
-		if i+1 >= len(raw) {
+		// A run without escapes is copied whole.
+		n := bytes.IndexByte(raw[i:], '\\')
+		if n < 0 {
+			b.Write(raw[i:])
 			break
 		}
-		i++
+		b.Write(raw[i : i+n])
+		i += n + 1
+		if i >= len(raw) {
+			break
+		}
 		switch raw[i] {
 		case 'n':
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		case 't':
-			b = append(b, '\t')
+			b.WriteByte('\t')
 		case 'r':
-			b = append(b, '\r')
+			b.WriteByte('\r')
 		case 'b':
-			b = append(b, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			b = append(b, '\f')
+			b.WriteByte('\f')
 		case 'u':
 			if i+4 >= len(raw) {
-				return string(b)
+				return b.String()
 			}
 			r := hex4(raw[i+1 : i+5])
 			i += 4
@@ -294,12 +309,12 @@ func unquoteJSONPrefix(raw []byte) string {
 					i += 6
 				}
 			}
-			b = utf8.AppendRune(b, r)
+			b.WriteRune(r)
 		default: // '"', '\\', '/'
-			b = append(b, raw[i])
+			b.WriteByte(raw[i])
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // blocks returns message.content.
@@ -325,8 +340,18 @@ func (e *streamEvent) resultText() string {
 	return ""
 }
 
-// decodeEvent parses one line.
+// decodeEvent parses one line: by the fast path when it can, else with
+// encoding/json.
 func decodeEvent(line []byte) (*streamEvent, error) {
+	if e, ok := decodeEventFast(line); ok {
+		return e, nil
+	}
+	return decodeEventStd(line)
+}
+
+// decodeEventStd parses one line with encoding/json: the reference the
+// fast path matches, and the decoder of what it hands back.
+func decodeEventStd(line []byte) (*streamEvent, error) {
 	var e streamEvent
 	if err := json.Unmarshal(line, &e); err != nil {
 		var te *json.UnmarshalTypeError
