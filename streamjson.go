@@ -10,7 +10,9 @@ package main
 // event types, missing fields, a last line without a newline and events after
 // the result are tolerated, logged and never fatal; memory stays bounded: the
 // reader holds the current line, the last result and a small tool-name map,
-// never the transcript.
+// never the transcript. Lines are decoded by a one-pass fast path
+// (streamfast.go) whose result is encoding/json's; what it is not sure of
+// is decoded by encoding/json.
 //
 // The fields the tool relies on (all others are ignored):
 //
