@@ -2,7 +2,8 @@
 # End-to-end measurements of SPEC §11, against a no-op agent, on this machine:
 #   1. per-iteration overhead: claude-iterate vs a bash for-loop running the same agent
 #   2. stream-json in verbose mode: throughput and peak RSS on a 100 MB transcript
-#      of 1 MiB lines, and a jq pipeline on the same file (if jq is installed)
+#      of 1 MiB lines and on one 100 MiB line, and jq -c on the same files (if
+#      jq is installed)
 #   3. 'stop' and '--help' latency
 #   4. SIGINT to exit, with an agent that exits at once on SIGINT
 # Usage: scripts/bench.sh [ITERATIONS]   (default 200)
@@ -40,35 +41,42 @@ echo "bash for-loop:  ${base} ms ($(echo "scale=3; $base / $n" | bc) ms/iteratio
 echo "claude-iterate: ${tool} ms ($(echo "scale=3; $tool / $n" | bc) ms/iteration)"
 echo "overhead per iteration: $(echo "scale=3; ($tool - $base) / $n" | bc) ms; ratio $(echo "scale=2; $tool / $base" | bc)"
 
-echo "== 2. stream-json, verbose, 100 MB of 1 MiB lines"
-python3 - "$tmp/transcript.ndjson" <<'PY'
+echo "== 2. stream-json, verbose, 100 MB of 1 MiB lines; then one 100 MiB line (over the cap)"
+python3 - "$tmp" <<'PY'
 import json, sys
 line = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": "a line of file content\n" * ((1 << 20) // 23)}]}})
 use = json.dumps({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "/x"}}]}})
-with open(sys.argv[1], "w") as f:
+result = json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "ok"})
+with open(sys.argv[1] + "/transcript.ndjson", "w") as f:
     size = 0
     while size < 100 << 20:
         f.write(use + "\n" + line + "\n")
         size += len(line) + len(use) + 2
-    f.write(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "ok"}) + "\n")
+    f.write(result + "\n")
+with open(sys.argv[1] + "/hugeline.ndjson", "w") as f:
+    f.write(use + "\n")
+    f.write('{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"' + "x" * (100 << 20) + '"}]}}\n')
+    f.write(result + "\n")
 PY
-printf '#!/bin/sh\ncat > /dev/null\nexec cat %s\n' "$tmp/transcript.ndjson" > cat-claude
-chmod +x cat-claude
-size=$(stat -c %s transcript.ndjson)
-t0=$(now)
-/usr/bin/time -f '%M' -o rss.txt "$ci" run bench -m 1 -v --claude ./cat-claude --no-keyboard > /dev/null 2>&1 || true
-t1=$(now)
-el=$(ms "$t0" "$t1")
-echo "claude-iterate -v: ${el} ms, $(echo "scale=1; $size / 1048576 / ($el / 1000)" | bc) MB/s, peak RSS $(( $(cat rss.txt) / 1024 )) MiB"
-if command -v jq > /dev/null; then
+for t in transcript hugeline; do
+	printf '#!/bin/sh\ncat > /dev/null\nexec cat %s\n' "$tmp/$t.ndjson" > "cat-$t"
+	chmod +x "cat-$t"
+	size=$(stat -c %s "$t.ndjson")
 	t0=$(now)
-	jq -r 'select(.type=="user") | .message.content[0].content' transcript.ndjson > /dev/null
+	/usr/bin/time -f '%M' -o rss.txt "$ci" run bench -m 1 -v --claude "./cat-$t" --no-keyboard > /dev/null 2>&1 || true
 	t1=$(now)
-	jel=$(ms "$t0" "$t1")
-	echo "jq pipeline:       ${jel} ms; claude-iterate is $(echo "scale=1; $jel / $el" | bc)x faster"
-else
-	echo "jq not installed: no comparison (apt-get install jq)"
-fi
+	el=$(ms "$t0" "$t1")
+	echo "$t: claude-iterate -v: ${el} ms, $(echo "scale=1; $size / 1000000 / ($el / 1000)" | bc) MB/s, peak RSS $(( $(cat rss.txt) / 1024 )) MiB"
+	if command -v jq > /dev/null; then
+		t0=$(now)
+		jq -c . "$t.ndjson" > /dev/null
+		t1=$(now)
+		jel=$(ms "$t0" "$t1")
+		echo "$t: jq -c:            ${jel} ms; claude-iterate is $(echo "scale=1; $jel / $el" | bc)x faster"
+	else
+		echo "jq not installed: no comparison (apt-get install jq)"
+	fi
+done
 
 echo "== 3. command latency (mean of 100)"
 t0=$(now); for i in $(seq 100); do "$ci" stop bench > /dev/null; done; t1=$(now)
