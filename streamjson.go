@@ -10,7 +10,9 @@ package main
 // event types, missing fields, a last line without a newline and events after
 // the result are tolerated, logged and never fatal; memory stays bounded: the
 // reader holds the current line, the last result and a small tool-name map,
-// never the transcript.
+// never the transcript. Lines are decoded by a one-pass fast path
+// (streamfast.go) whose result is encoding/json's; what it is not sure of
+// is decoded by encoding/json.
 //
 // The fields the tool relies on (all others are ignored):
 //
@@ -42,14 +44,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// maxLineBytes caps one stream-json line. Public reports mention lines over
-// 64 MiB (an Edit of a large file); past this, a line is skipped.
-const maxLineBytes = 128 << 20
+// maxLineBytes caps one stream-json line; past this, a line is skipped as
+// it streams. Public reports mention lines of tens of MiB (an Edit of a
+// large file); the cap bounds the memory a line can take.
+const maxLineBytes = 64 << 20
+
+// lineDoublingLimit is how far a line buffer grows by doubling; a longer
+// line gets a buffer of the whole cap at once. The OS backs a new buffer
+// only as it is written, so that a line over the cap costs the cap at
+// most, never the transient copies of a doubling buffer (which would hold
+// one and a half times the cap). That buffer is released after its line
+// and its memory returned to the OS.
+const lineDoublingLimit = 4 << 20
 
 // lineReader splits a stream into lines of at most max bytes.
 type lineReader struct {
@@ -66,17 +78,25 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // of that many bytes that was over the cap and dropped (line is then nil).
 // The returned slice is valid until the next call.
 func (lr *lineReader) next() (line []byte, skipped int64, err error) {
+	if cap(lr.buf) > lineDoublingLimit {
+		lr.release()
+	}
 	lr.buf = lr.buf[:0]
 	over := false
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
-		if over {
+		switch {
+		case over:
 			skipped += int64(len(chunk))
-		} else if len(lr.buf)+len(chunk) > lr.max+1 {
+		case len(lr.buf)+len(chunk) > lr.max+1:
 			over = true
 			skipped = int64(len(lr.buf) + len(chunk))
-			lr.buf = lr.buf[:0]
-		} else {
+			lr.release()
+		case err == nil && len(lr.buf) == 0:
+			// The whole line is in the reader's buffer: no copy.
+			return bytes.TrimSuffix(chunk[:len(chunk)-1], []byte{'\r'}), 0, nil
+		default:
+			lr.grow(len(chunk))
 			lr.buf = append(lr.buf, chunk...)
 		}
 		switch err {
@@ -97,6 +117,31 @@ func (lr *lineReader) next() (line []byte, skipped int64, err error) {
 			}
 			return nil, 0, err
 		}
+	}
+}
+
+// grow makes room for n more bytes in the line buffer.
+func (lr *lineReader) grow(n int) {
+	need := len(lr.buf) + n
+	if need <= cap(lr.buf) {
+		return
+	}
+	size := max(2*cap(lr.buf), need)
+	if size > lineDoublingLimit || size > lr.max+1 {
+		size = max(lr.max+1, need)
+	}
+	buf := make([]byte, len(lr.buf), size)
+	copy(buf, lr.buf)
+	lr.buf = buf
+}
+
+// release drops the line buffer; a big one's memory goes back to the OS at
+// once, so that the next big line does not add its own.
+func (lr *lineReader) release() {
+	big := cap(lr.buf) > lineDoublingLimit
+	lr.buf = nil
+	if big {
+		debug.FreeOSMemory()
 	}
 }
 
@@ -154,6 +199,9 @@ type contentBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   toolContent     `json:"content"`
 	IsError   bool            `json:"is_error"`
+
+	// args is Input decoded by the fast path; nil when it was not.
+	args *toolArgs
 }
 
 // toolContent is a tool result's content, reduced to what the display
@@ -173,18 +221,12 @@ const previewBytes = 32 << 10
 func (c *toolContent) UnmarshalJSON(data []byte) error {
 	switch {
 	case len(data) > 0 && data[0] == '"':
-		raw := data[1 : len(data)-1]
-		c.lines = bytes.Count(raw, []byte(`\n`)) + 1
-		if trimmed := bytes.TrimSuffix(raw, []byte(`\n`)); len(trimmed) < len(raw) {
-			c.lines-- // a final newline ends the last line
+		s := jsonScanner{data: data}
+		raw, st := s.str()
+		if !s.end() {
+			return errors.New("tool result content: not a JSON string")
 		}
-		if len(raw) == 0 {
-			c.lines = 0
-		}
-		if len(raw) > previewBytes {
-			raw = raw[:previewBytes]
-		}
-		c.text = unquoteJSONPrefix(raw)
+		c.set(raw, st)
 	case len(data) > 0 && data[0] == '[':
 		var parts []contentBlock
 		if err := json.Unmarshal(data, &parts); err != nil {
@@ -211,37 +253,55 @@ func (c *toolContent) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// set fills c from a string's raw body and the stats of its scan.
+func (c *toolContent) set(raw []byte, st strStats) {
+	c.lines = 0
+	if len(raw) > 0 {
+		c.lines = st.newlines + 1
+		if st.lastNL {
+			c.lines-- // a final newline ends the last line
+		}
+	}
+	if len(raw) > previewBytes {
+		raw = raw[:previewBytes]
+	}
+	c.text = unquoteJSONPrefix(raw)
+}
+
 // unquoteJSONPrefix decodes the body of a JSON string that may be cut
 // anywhere, even inside an escape; what cannot be decoded is dropped.
 func unquoteJSONPrefix(raw []byte) string {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw)
 	}
-	b := make([]byte, 0, len(raw))
+	var b strings.Builder
+	b.Grow(len(raw))
 	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			b = append(b, c)
-			continue
-		}
-		if i+1 >= len(raw) {
+		// A run without escapes is copied whole.
+		n := bytes.IndexByte(raw[i:], '\\')
+		if n < 0 {
+			b.Write(raw[i:])
 			break
 		}
-		i++
+		b.Write(raw[i : i+n])
+		i += n + 1
+		if i >= len(raw) {
+			break
+		}
 		switch raw[i] {
 		case 'n':
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		case 't':
-			b = append(b, '\t')
+			b.WriteByte('\t')
 		case 'r':
-			b = append(b, '\r')
+			b.WriteByte('\r')
 		case 'b':
-			b = append(b, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			b = append(b, '\f')
+			b.WriteByte('\f')
 		case 'u':
 			if i+4 >= len(raw) {
-				return string(b)
+				return b.String()
 			}
 			r := hex4(raw[i+1 : i+5])
 			i += 4
@@ -251,12 +311,12 @@ func unquoteJSONPrefix(raw []byte) string {
 					i += 6
 				}
 			}
-			b = utf8.AppendRune(b, r)
+			b.WriteRune(r)
 		default: // '"', '\\', '/'
-			b = append(b, raw[i])
+			b.WriteByte(raw[i])
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // blocks returns message.content.
@@ -282,8 +342,18 @@ func (e *streamEvent) resultText() string {
 	return ""
 }
 
-// decodeEvent parses one line.
+// decodeEvent parses one line: by the fast path when it can, else with
+// encoding/json.
 func decodeEvent(line []byte) (*streamEvent, error) {
+	if e, ok := decodeEventFast(line); ok {
+		return e, nil
+	}
+	return decodeEventStd(line)
+}
+
+// decodeEventStd parses one line with encoding/json: the reference the
+// fast path matches, and the decoder of what it hands back.
+func decodeEventStd(line []byte) (*streamEvent, error) {
 	var e streamEvent
 	if err := json.Unmarshal(line, &e); err != nil {
 		var te *json.UnmarshalTypeError

@@ -68,6 +68,31 @@ func TestLineReaderLongLines(t *testing.T) {
 	}
 }
 
+// TestLineReaderOverCap: a line over the cap is skipped as it streams,
+// whatever its size relative to the buffers, and the next one is read.
+func TestLineReaderOverCap(t *testing.T) {
+	for _, size := range []int{lineDoublingLimit / 2, lineDoublingLimit + 1, 3 * lineDoublingLimit} {
+		max := lineDoublingLimit * 2
+		long := strings.Repeat("z", size)
+		lr := newLineReader(strings.NewReader(long+"\n"+long+"x\nok"), max)
+		for _, want := range []string{long, long + "x", "ok"} {
+			line, sk, err := lr.next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) > max {
+				if line != nil || sk != int64(len(want)) {
+					t.Fatalf("size %d: got %d bytes, skipped %d; want %d skipped", size, len(line), sk, len(want))
+				}
+				continue
+			}
+			if string(line) != want || sk != 0 {
+				t.Fatalf("size %d: got %d bytes, skipped %d; want %d bytes", size, len(line), sk, len(want))
+			}
+		}
+	}
+}
+
 func TestDecodeEvent(t *testing.T) {
 	tests := []struct {
 		in      string

@@ -141,7 +141,33 @@ func (f *formatter) formatBlock(e *streamEvent, b contentBlock, indent string) {
 	}
 }
 
-// toolInput holds the tool arguments worth showing.
+// toolArgs are the tool arguments worth showing. A Write's content is
+// shown as its size, so only that is kept.
+type toolArgs struct {
+	FilePath, NotebookPath, Command, Pattern, Path string
+	Description, Subagent, URL, Query              string
+	OldString, NewString                           *string
+	ReplaceAll                                     bool
+	HasContent                                     bool
+	ContentBytes, ContentLines, Offset, Limit      int
+	Todos                                          []byte
+}
+
+// decodeToolArgs decodes a tool input with encoding/json, where the fast
+// path did not.
+func decodeToolArgs(input []byte) *toolArgs {
+	var in toolInput
+	json.Unmarshal(input, &in)
+	a := &toolArgs{FilePath: in.FilePath, NotebookPath: in.NotebookP, Command: in.Command, Pattern: in.Pattern, Path: in.Path,
+		Description: in.Description, Subagent: in.Subagent, URL: in.URL, Query: in.Query,
+		OldString: in.OldString, NewString: in.NewString, ReplaceAll: in.ReplaceAll, Offset: in.Offset, Limit: in.Limit, Todos: in.Todos}
+	if in.Content != nil {
+		a.HasContent, a.ContentBytes, a.ContentLines = true, len(*in.Content), strings.Count(*in.Content, "\n")+1
+	}
+	return a
+}
+
+// toolInput is the encoding/json form of toolArgs.
 type toolInput struct {
 	FilePath    string          `json:"file_path"`
 	NotebookP   string          `json:"notebook_path"`
@@ -162,8 +188,10 @@ type toolInput struct {
 }
 
 func (f *formatter) formatToolUse(b contentBlock, indent string) {
-	var in toolInput
-	json.Unmarshal(b.Input, &in)
+	in := b.args
+	if in == nil {
+		in = decodeToolArgs(b.Input)
+	}
 	head := "🔧 " + b.Name
 	switch b.Name {
 	case "Read":
@@ -174,8 +202,8 @@ func (f *formatter) formatToolUse(b contentBlock, indent string) {
 		f.printf(indent, "%s %s%s", head, in.FilePath, rng)
 	case "Write":
 		size := ""
-		if in.Content != nil {
-			size = fmt.Sprintf(" (%s, %d lines)", formatBytes(len(*in.Content)), strings.Count(*in.Content, "\n")+1)
+		if in.HasContent {
+			size = fmt.Sprintf(" (%s, %d lines)", formatBytes(in.ContentBytes), in.ContentLines)
 		}
 		f.printf(indent, "%s %s%s", head, in.FilePath, size)
 	case "Edit":
@@ -191,7 +219,7 @@ func (f *formatter) formatToolUse(b contentBlock, indent string) {
 			f.printf(indent+"   + ", "%s", *in.NewString)
 		}
 	case "NotebookEdit":
-		f.printf(indent, "%s %s", head, firstNonEmpty(in.NotebookP, in.FilePath))
+		f.printf(indent, "%s %s", head, firstNonEmpty(in.NotebookPath, in.FilePath))
 	case "Bash":
 		f.printf(indent, "%s $ %s", head, clip(in.Command, 2000))
 	case "Grep", "Glob":
