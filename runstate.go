@@ -142,6 +142,9 @@ type live struct {
 	seq int
 	// dirty: the state file is out of date; redraw: the panel.
 	dirty, redraw bool
+	// nudge, in a quiet run, wakes the supervisor when the state file
+	// becomes out of date.
+	nudge chan struct{}
 
 	con       *console
 	log       *runLog
@@ -183,6 +186,13 @@ func (r *runner) startLive() {
 		l.notify = newNotifier(u, events, func(msg string) { r.log.printf("WARNING: %s", msg) })
 	}
 	r.live = l
+	// Without a panel to keep current or notifications to send, nothing
+	// is shown between an iteration's start and end.
+	r.sup.quiet = !r.con.panelWanted() && l.notify == nil
+	if r.sup.quiet {
+		l.nudge = make(chan struct{}, 1)
+		r.sup.nudge, r.sup.pending = l.nudge, l.stateDirty
+	}
 	r.con.onLine = l.addLine
 	changed := r.stop.changed
 	r.stop.changed = func(source string) {
@@ -341,8 +351,22 @@ func (l *live) onEvent(e *streamEvent) {
 	l.mu.Lock()
 	l.st.Activity = l.act.observe(e, now)
 	l.st.Updated = now
+	wasDirty := l.dirty
 	l.dirty = true
 	l.mu.Unlock()
+	if !wasDirty && l.nudge != nil {
+		select {
+		case l.nudge <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// stateDirty reports whether the state file is out of date.
+func (l *live) stateDirty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dirty
 }
 
 // iterationDone: an iteration was counted (r.iter, r.cost are up to date).

@@ -45,9 +45,21 @@ const (
 	defaultInterruptGrace = 10 * time.Second
 	terminateTimeout      = 5 * time.Second
 	resultWatchdogDefault = 30 * time.Second
-	pollInterval          = 100 * time.Millisecond
-	drainWait             = 200 * time.Millisecond
-	readerCloseWait       = 2 * time.Second
+	// pollEvery is how often the supervisor looks around (the stop file,
+	// the panel, the state file) while nothing else is due: it wakes only
+	// then, at a deadline, or on an event.
+	pollEvery = time.Second
+	// pollInterval is the look-around period while the keyboard waits in
+	// the background: bash's fg of a running background job sends no
+	// SIGCONT, so coming back to the foreground is noticed by polling.
+	pollInterval = 100 * time.Millisecond
+	// quietPollEvery replaces pollEvery when nobody watches the run live
+	// (no panel, no notifications): a stop request is still seen at the
+	// iteration's end, and the state file for watch stays a few seconds
+	// fresh.
+	quietPollEvery  = 5 * time.Second
+	drainWait       = 200 * time.Millisecond
+	readerCloseWait = 2 * time.Second
 )
 
 // supervisor is the run's event loop and the state it shares across the
@@ -62,10 +74,18 @@ type supervisor struct {
 	interruptGrace time.Duration
 	resultWatchdog time.Duration
 
-	// onKey is called for each key pressed; onPoll about every
-	// pollInterval (the stop file's poll).
+	// onKey is called for each key pressed; onPoll at every look-around
+	// (at least once per pollEvery).
 	onKey  func(k byte)
 	onPoll func()
+	// quiet is set when nobody watches the run live: it looks around
+	// every quietPollEvery only, or pollEvery while pending reports
+	// something to write (the state file, for watch); nudge wakes it when
+	// that becomes so.
+	quiet    bool
+	pending  func() bool
+	nudge    chan struct{}
+	lastPoll time.Time
 
 	// interrupt is the signal that is ending the run, once one came.
 	interrupt os.Signal
@@ -87,6 +107,54 @@ type childEnd struct {
 	suspended time.Duration // time spent suspended while it ran
 }
 
+// pollPeriod is the time to the next look-around.
+func (s *supervisor) pollPeriod() time.Duration {
+	switch {
+	case s.kb != nil && !s.kb.active():
+		return pollInterval
+	case s.quiet && s.kb == nil && (s.pending == nil || !s.pending()):
+		return quietPollEvery
+	}
+	return pollEvery
+}
+
+// nextWake is when the supervisor must wake next: the next look-around, or
+// an earlier deadline (zero deadlines are none). A deadline wakes it a
+// millisecond late, so that the check it serves finds the time passed.
+func (s *supervisor) nextWake(deadlines ...time.Time) time.Duration {
+	now := time.Now()
+	wake := s.lastPoll.Add(s.pollPeriod())
+	if s.lastPoll.IsZero() {
+		wake = now.Add(s.pollPeriod())
+	}
+	for _, d := range deadlines {
+		if !d.IsZero() && d.Before(wake) {
+			wake = d.Add(time.Millisecond)
+		}
+	}
+	return wake.Sub(now)
+}
+
+// hangDeadline is when c's next hang protection would fire, or zero.
+func (s *supervisor) hangDeadline(c *child, suspended time.Duration) time.Time {
+	var first time.Time
+	earliest := func(t time.Time) {
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	if c.timeout > 0 {
+		earliest(c.started.Add(c.timeout + suspended))
+	}
+	if c.idle > 0 {
+		earliest(time.Unix(0, c.lastOutput.Load()).Add(c.idle))
+	}
+	if at := c.resultAt.Load(); at != 0 {
+		earliest(time.Unix(0, at).Add(s.resultWatchdog))
+	}
+	return first
+}
+
 // keys returns the key channel, or nil (blocks forever) without a keyboard.
 func (s *supervisor) keys() <-chan byte {
 	if s.kb == nil {
@@ -99,6 +167,7 @@ func (s *supervisor) keys() <-chan byte {
 // back to the foreground (bash's fg of a running background job sends no
 // SIGCONT), to read keys again.
 func (s *supervisor) poll() {
+	s.lastPoll = time.Now()
 	if s.onPoll != nil {
 		s.onPoll()
 	}
@@ -135,10 +204,15 @@ func (s *supervisor) watch(c *child) childEnd {
 // await waits for c to exit.
 func (s *supervisor) await(c *child) childEnd {
 	var end childEnd
-	tick := time.NewTicker(pollInterval)
+	tick := time.NewTimer(pollEvery)
 	defer tick.Stop()
 	var escalateAt time.Time
 	for {
+		hang := time.Time{}
+		if end.hang == "" && s.interrupt == nil {
+			hang = s.hangDeadline(c, end.suspended)
+		}
+		tick.Reset(s.nextWake(escalateAt, hang))
 		select {
 		case <-c.done:
 			return end
@@ -159,6 +233,8 @@ func (s *supervisor) await(c *child) childEnd {
 			if s.onKey != nil {
 				s.onKey(k)
 			}
+		case <-s.nudge:
+			// Something to write: the next wake is computed anew.
 		case sig := <-s.sigs.c:
 			switch {
 			case sig == syscall.SIGTSTP:
@@ -206,7 +282,7 @@ func (s *supervisor) await(c *child) childEnd {
 			}
 		case now := <-tick.C:
 			s.poll()
-			if !escalateAt.IsZero() && now.After(escalateAt) {
+			if !escalateAt.IsZero() && !now.Before(escalateAt) {
 				escalateAt = time.Time{}
 				if s.interrupt == syscall.SIGINT {
 					s.con.rawf("%s did not exit within %s.", c.name, s.interruptGrace)
@@ -306,13 +382,14 @@ func (s *supervisor) sleep(d time.Duration, check func(left time.Duration) bool)
 		return true
 	}
 	until := time.Now().Add(d)
-	tick := time.NewTicker(pollInterval)
+	tick := time.NewTimer(pollEvery)
 	defer tick.Stop()
 	for {
 		left := time.Until(until)
 		if left <= 0 {
 			return false
 		}
+		tick.Reset(s.nextWake(until))
 		select {
 		case k := <-s.keys():
 			if s.onKey != nil {
@@ -324,6 +401,7 @@ func (s *supervisor) sleep(d time.Duration, check func(left time.Duration) bool)
 		case p := <-s.kb.panics():
 			s.keyboardPanic(p)
 			return true
+		case <-s.nudge:
 		case sig := <-s.sigs.c:
 			switch sig {
 			case syscall.SIGTSTP:

@@ -138,19 +138,20 @@ chmod +x big-claude
 /usr/bin/time -f '%M' -o rss.txt "$ci" run bench -m 1 -q --claude ./big-claude --no-keyboard > /dev/null 2>&1 || true
 bigline_rss=$(( $(tail -n1 rss.txt) / 1024 ))
 
-# 4. Wake-ups while the agent works (no terminal): context switches of all
-# the tool's threads over 3 seconds.
+# 4. Wake-ups while the agent works (no terminal): voluntary context
+# switches (each one a thread going back to sleep after a wake-up) of all
+# the tool's threads over 3 seconds, once the iteration is under way.
 cat > slow-claude <<'AGENT'
 #!/bin/sh
 cat > /dev/null
-sleep 5
+sleep 7
 echo '{"type":"result","subtype":"success","is_error":false,"result":"ok"}'
 AGENT
 chmod +x slow-claude
-switches() { cat /proc/"$1"/task/*/status 2> /dev/null | awk '/ctxt_switches/ { s += $2 } END { print s + 0 }'; }
+switches() { cat /proc/"$1"/task/*/status 2> /dev/null | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'; }
 "$ci" run bench -m 1 -q --claude ./slow-claude --no-keyboard < /dev/null > /dev/null 2>&1 &
 pid=$!
-sleep 1
+sleep 2
 s0=$(switches "$pid")
 sleep 3
 s1=$(switches "$pid")
