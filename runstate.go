@@ -304,7 +304,9 @@ func (l *live) marshal(now time.Time) []byte {
 
 // writeState writes the state file; a failure is one warning in the log.
 func (l *live) writeState(data []byte) {
-	if err := writeFileAtomic(l.statePath, data, 0o600); err != nil && !l.writeErr {
+	// Not fsynced: the file is for watching a live run, and is rewritten
+	// within a second of every event.
+	if err := writeFileAtomicSync(l.statePath, data, 0o600, false); err != nil && !l.writeErr {
 		l.writeErr = true
 		l.log.printf("WARNING: writing %s: %v ('claude-iterate watch' cannot follow this run)", l.statePath, unwrapPathError(err))
 	}

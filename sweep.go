@@ -137,6 +137,9 @@ func (sw sweeper) sweep(force bool, recorded []int, pgid int) int {
 	if sw.hasChildren == nil {
 		sw.hasChildren = hasChildren
 	}
+	if pgid > 0 && sw.signal(-pgid, 0) != nil {
+		pgid = 0 // the group is empty (ESRCH): nothing of it to look for
+	}
 	if len(recorded) == 0 && pgid == 0 && !sw.hasChildren() {
 		return 0
 	}

@@ -38,6 +38,14 @@ func (f *fakeTree) list() []procInfo {
 }
 
 func (f *fakeTree) kill(pid int, sig syscall.Signal) error {
+	if pid < 0 && sig == 0 { // is there anyone in group -pid?
+		for _, p := range f.procs {
+			if p.pgid == -pid {
+				return nil
+			}
+		}
+		return syscall.ESRCH
+	}
 	p, ok := f.procs[pid]
 	if !ok {
 		return syscall.ESRCH
