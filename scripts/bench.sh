@@ -67,6 +67,7 @@ now() { date +%s%N; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'; }
 min() { printf '%s\n' "$@" | sort -g | head -n1; }
 calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+signed() { awk -v x="$1" 'BEGIN { printf "%+.3f", x }'; }
 
 cat > "$tmp/noop-claude" <<'AGENT'
 #!/bin/sh
@@ -173,7 +174,7 @@ vs() {
 	if [ -n "$b" ] && awk -v b="$b" 'BEGIN { exit !(b != 0) }'; then calc "$2 / $b" 2; else echo "-"; fi
 }
 printf '%-44s %-22s %-34s %-18s %s\n' "measure ($(nproc) cores, best of $rounds)" "claude-iterate" "baselines" "target" "vs baseline file"
-printf '%-44s %-22s %-34s %-18s %s\n' "overhead per iteration vs bash loop" "+${overhead} ms" "Go os/exec floor +${floor_over} ms" "<= +0.3 ms" "$(vs overhead_ms "$overhead")"
+printf '%-44s %-22s %-34s %-18s %s\n' "overhead per iteration vs bash loop" "$(signed "$overhead") ms" "Go os/exec floor $(signed "$floor_over") ms" "<= +0.3 ms" "$(vs overhead_ms "$overhead")"
 printf '%-44s %-22s %-34s %-18s %s\n' "verbose stream-json, 50 MB of 1 MiB lines" "${mbs} MB/s" "jq -c ${jq_mbs} MB/s ($(calc "$mbs / $jq_mbs" 1)x)" ">= 200, >= 4x jq" "$(vs stream_mbs "$mbs")"
 printf '%-44s %-22s %-34s %-18s %s\n' "  peak RSS" "${stream_rss} MiB" "" "<= 32 MiB" "$(vs stream_rss_mib "$stream_rss")"
 printf '%-44s %-22s %-34s %-18s %s\n' "one 100 MiB line: peak RSS" "${bigline_rss} MiB" "" "<= 100 MiB" "$(vs bigline_rss_mib "$bigline_rss")"
