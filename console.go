@@ -193,13 +193,6 @@ func (c *console) dropPanel() {
 	}
 }
 
-// panelShown reports whether the panel is on screen.
-func (c *console) panelShown() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.drawn != nil
-}
-
 // clearStatus erases the panel and keeps it off the screen until the next
 // setPanel (the tool is about to suspend); c.mu must be held.
 func (c *console) clearStatus() {

@@ -433,19 +433,7 @@ func (s *jsonScanner) strValue(dst *string) bool {
 }
 
 // strPtr reads a string into a new *dst; null sets dst to nil.
-func (s *jsonScanner) strPtr(dst **string) bool {
-	if s.peek() == 'n' {
-		s.literal("null")
-		*dst = nil
-		return true
-	}
-	var v string
-	if !s.strValue(&v) {
-		return false
-	}
-	*dst = &v
-	return true
-}
+func (s *jsonScanner) strPtr(dst **string) bool { return scanPtr(s, dst, s.strValue) }
 
 // boolValue reads true or false into dst; null leaves dst as it is.
 func (s *jsonScanner) boolValue(dst *bool) bool {
@@ -505,19 +493,7 @@ func (s *jsonScanner) intField(dst *int) bool {
 }
 
 // intPtr reads an int into a new *dst; null sets dst to nil.
-func (s *jsonScanner) intPtr(dst **int) bool {
-	if s.peek() == 'n' {
-		s.literal("null")
-		*dst = nil
-		return true
-	}
-	var v int
-	if !s.intField(&v) {
-		return false
-	}
-	*dst = &v
-	return true
-}
+func (s *jsonScanner) intPtr(dst **int) bool { return scanPtr(s, dst, s.intField) }
 
 // floatValue reads a float64 into dst; null leaves dst as it is.
 func (s *jsonScanner) floatValue(dst *float64) bool {
@@ -534,16 +510,19 @@ func (s *jsonScanner) floatValue(dst *float64) bool {
 }
 
 // floatPtr reads a float64 into a new *dst; null sets dst to nil.
-func (s *jsonScanner) floatPtr(dst **float64) bool {
+func (s *jsonScanner) floatPtr(dst **float64) bool { return scanPtr(s, dst, s.floatValue) }
+
+// scanPtr reads a value with read into a new *dst; null sets dst to nil.
+func scanPtr[T any](s *jsonScanner, dst **T, read func(*T) bool) bool {
 	if s.peek() == 'n' {
 		s.literal("null")
 		*dst = nil
 		return true
 	}
-	var v float64
-	if !s.floatValue(&v) {
+	v := new(T)
+	if !read(v) {
 		return false
 	}
-	*dst = &v
+	*dst = v
 	return true
 }

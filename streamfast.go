@@ -168,6 +168,24 @@ func (s *jsonScanner) objectStart() (isNull, ok bool) {
 	return false, false
 }
 
+// fields reads the members of an object whose opening brace was read (a
+// null one has none): each key must be new and one of known, or an unknown
+// plain key (then skipped); field reads the value of a known one and says
+// whether it was read. It reports whether the fast path can go on.
+func (s *jsonScanner) fields(isNull bool, known []string, field func(k string) bool) bool {
+	var seen keySet
+	for n := 0; !isNull && s.more('}', &n); {
+		k := s.key()
+		if s.bad || !seen.add(k, known) {
+			return false
+		}
+		if !field(string(k)) {
+			return false
+		}
+	}
+	return true
+}
+
 // rateLimitKeys are the keys of rateLimitInfo.
 var rateLimitKeys = []string{"status", "resetsAt", "rateLimitType"}
 
@@ -179,26 +197,19 @@ func (s *jsonScanner) rateLimit(dst **rateLimitInfo) bool {
 		return ok
 	}
 	r := &rateLimitInfo{}
-	var seen keySet
-	for n := 0; s.more('}', &n); {
-		k := s.key()
-		if s.bad || !seen.add(k, rateLimitKeys) {
-			return false
-		}
-		ok := true
-		switch string(k) {
+	if !s.fields(false, rateLimitKeys, func(k string) bool {
+		switch k {
 		case "status":
-			ok = s.strValue(&r.Status)
+			return s.strValue(&r.Status)
 		case "resetsAt":
-			ok = s.intValue(&r.ResetsAt, 64)
+			return s.intValue(&r.ResetsAt, 64)
 		case "rateLimitType":
-			ok = s.strValue(&r.RateLimitType)
-		default:
-			s.skip()
+			return s.strValue(&r.RateLimitType)
 		}
-		if !ok {
-			return false
-		}
+		s.skip()
+		return true
+	}) {
+		return false
 	}
 	*dst = r
 	return true
@@ -227,26 +238,20 @@ func (s *jsonScanner) denials(dst *[]permissionDenial) bool {
 		if !ok {
 			return false
 		}
-		var seen keySet
-		for m := 0; !isNull && s.more('}', &m); {
-			k := s.key()
-			if s.bad || !seen.add(k, denialKeys) {
-				return false
-			}
-			ok := true
-			switch string(k) {
+		if !s.fields(isNull, denialKeys, func(k string) bool {
+			switch k {
 			case "tool_name":
-				ok = s.strValue(&d.ToolName)
+				return s.strValue(&d.ToolName)
 			case "tool_use_id":
-				ok = s.strValue(&d.ToolUseID)
+				return s.strValue(&d.ToolUseID)
 			case "tool_input":
 				d.ToolInput = bytes.Clone(s.raw())
-			default:
-				s.skip()
+				return true
 			}
-			if !ok {
-				return false
-			}
+			s.skip()
+			return true
+		}) {
+			return false
 		}
 		list = append(list, d)
 	}
@@ -265,24 +270,17 @@ func (s *jsonScanner) message(dst **streamMessage) bool {
 		return ok
 	}
 	m := &streamMessage{}
-	var seen keySet
-	for n := 0; s.more('}', &n); {
-		k := s.key()
-		if s.bad || !seen.add(k, messageKeys) {
-			return false
-		}
-		ok := true
-		switch string(k) {
+	if !s.fields(false, messageKeys, func(k string) bool {
+		switch k {
 		case "model":
-			ok = s.strValue(&m.Model)
+			return s.strValue(&m.Model)
 		case "content":
-			ok = s.blocks(&m.Content)
-		default:
-			s.skip()
+			return s.blocks(&m.Content)
 		}
-		if !ok {
-			return false
-		}
+		s.skip()
+		return true
+	}) {
+		return false
 	}
 	*dst = m
 	return true
@@ -327,41 +325,32 @@ func (s *jsonScanner) block(b *contentBlock) bool {
 	if !ok || isNull {
 		return ok
 	}
-	var seen keySet
-	for n := 0; s.more('}', &n); {
-		k := s.key()
-		if s.bad || !seen.add(k, blockKeys) {
-			return false
-		}
-		ok := true
-		switch string(k) {
+	return s.fields(false, blockKeys, func(k string) bool {
+		switch k {
 		case "type":
-			ok = s.strValue(&b.Type)
+			return s.strValue(&b.Type)
 		case "text":
-			ok = s.strValue(&b.Text)
+			return s.strValue(&b.Text)
 		case "id":
-			ok = s.strValue(&b.ID)
+			return s.strValue(&b.ID)
 		case "name":
-			ok = s.strValue(&b.Name)
+			return s.strValue(&b.Name)
 		case "input":
 			s.ws()
 			start := s.i
 			b.args = s.toolArgs()
 			b.Input = bytes.Clone(s.data[start:s.i])
+			return true
 		case "tool_use_id":
-			ok = s.strValue(&b.ToolUseID)
+			return s.strValue(&b.ToolUseID)
 		case "content":
-			ok = s.toolContent(&b.Content)
+			return s.toolContent(&b.Content)
 		case "is_error":
-			ok = s.boolValue(&b.IsError)
-		default:
-			s.skip()
+			return s.boolValue(&b.IsError)
 		}
-		if !ok {
-			return false
-		}
-	}
-	return true
+		s.skip()
+		return true
+	})
 }
 
 // toolContent reads a tool result's content: a string is measured in the
