@@ -71,7 +71,10 @@ var sessions sync.Map // *testscript.TestScript → *termSession
 
 // passedEnv are the script variables the terminal's shell gets.
 var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONFIG_HOME", "GORACE",
-	"FAKE_CLAUDE", "CLAUDE_ITERATE_TEST_PANIC", "CLAUDE_ITERATE_RESULT_WATCHDOG", "CLAUDE_ITERATE_LIMIT_MARGIN", "CLAUDE_ITERATE_MOCK_PACE"}
+	"FAKE_CLAUDE", "CLAUDE_ITERATE_TEST_PANIC", "CLAUDE_ITERATE_RESULT_WATCHDOG", "CLAUDE_ITERATE_LIMIT_MARGIN", "CLAUDE_ITERATE_MOCK_PACE",
+	// The real-CLI scenarios (realclaude_test.go: offlineEnv and the fake API).
+	"CLAUDE_ITERATE_CLAUDE", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER",
+	"DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "IS_SANDBOX"}
 
 func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {

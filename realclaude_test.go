@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,15 +52,6 @@ var offlineEnv = []string{
 	// Root may use bypass mode only in a declared sandbox; the scenario
 	// about the refusal empties it.
 	"IS_SANDBOX=1",
-}
-
-func init() {
-	// The terminal's shell gets the same environment as exec does.
-	passedEnv = append(passedEnv, "CLAUDE_ITERATE_CLAUDE", "ANTHROPIC_BASE_URL")
-	for _, kv := range offlineEnv {
-		k, _, _ := strings.Cut(kv, "=")
-		passedEnv = append(passedEnv, k)
-	}
 }
 
 func TestRealClaude(t *testing.T) {
@@ -224,3 +216,14 @@ func (t serialT) Run(name string, f func(testscript.T)) {
 }
 
 func (t serialT) Verbose() bool { return testing.Verbose() }
+
+// TestPassedEnvCoversOfflineEnv keeps the terminal harness's shell in the
+// same offline environment as the scenarios' exec commands.
+func TestPassedEnvCoversOfflineEnv(t *testing.T) {
+	for _, kv := range append(offlineEnv, "CLAUDE_ITERATE_CLAUDE=", "ANTHROPIC_BASE_URL=") {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(passedEnv, k) {
+			t.Errorf("passedEnv lacks %s, which the real-CLI scenarios set", k)
+		}
+	}
+}
