@@ -129,7 +129,10 @@ func (ks *keySet) add(k []byte, known []string) bool {
 }
 
 // stringList reads an array of strings; null sets dst to nil.
-func (s *jsonScanner) stringList(dst *[]string) bool {
+func (s *jsonScanner) stringList(dst *[]string) bool { return scanList(s, dst, s.strValue) }
+
+// scanList reads an array whose items item reads; null sets dst to nil.
+func scanList[T any](s *jsonScanner, dst *[]T, item func(*T) bool) bool {
 	switch s.peek() {
 	case 'n':
 		s.literal("null")
@@ -141,13 +144,12 @@ func (s *jsonScanner) stringList(dst *[]string) bool {
 		return false
 	}
 	s.enter('[')
-	list := []string{}
+	list := []T{}
 	for n := 0; s.more(']', &n); {
-		var v string
-		if !s.strValue(&v) {
+		list = append(list, *new(T))
+		if !item(&list[len(list)-1]) {
 			return false
 		}
-		list = append(list, v)
 	}
 	*dst = list
 	return true
@@ -220,25 +222,9 @@ var denialKeys = []string{"tool_name", "tool_use_id", "tool_input"}
 
 // denials reads permission_denials.
 func (s *jsonScanner) denials(dst *[]permissionDenial) bool {
-	switch s.peek() {
-	case 'n':
-		s.literal("null")
-		*dst = nil
-		return true
-	case '[':
-	default:
-		s.skip()
-		return false
-	}
-	s.enter('[')
-	list := []permissionDenial{}
-	for n := 0; s.more(']', &n); {
-		var d permissionDenial
+	return scanList(s, dst, func(d *permissionDenial) bool {
 		isNull, ok := s.objectStart()
-		if !ok {
-			return false
-		}
-		if !s.fields(isNull, denialKeys, func(k string) bool {
+		return ok && s.fields(isNull, denialKeys, func(k string) bool {
 			switch k {
 			case "tool_name":
 				return s.strValue(&d.ToolName)
@@ -250,13 +236,8 @@ func (s *jsonScanner) denials(dst *[]permissionDenial) bool {
 			}
 			s.skip()
 			return true
-		}) {
-			return false
-		}
-		list = append(list, d)
-	}
-	*dst = list
-	return true
+		})
+	})
 }
 
 // messageKeys are the keys of streamMessage.
@@ -299,21 +280,8 @@ func (s *jsonScanner) blocks(dst *[]contentBlock) bool {
 		s.strValue(&text)
 		*dst = []contentBlock{{Type: "text", Text: text}}
 		return true
-	case '[':
-	default:
-		s.skip()
-		return false
 	}
-	s.enter('[')
-	list := []contentBlock{}
-	for n := 0; s.more(']', &n); {
-		list = append(list, contentBlock{})
-		if !s.block(&list[len(list)-1]) {
-			return false
-		}
-	}
-	*dst = list
-	return true
+	return scanList(s, dst, s.block)
 }
 
 // blockKeys are the keys of contentBlock.
