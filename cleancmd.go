@@ -79,12 +79,11 @@ func runClean(env *cliEnv, args []string) error {
 		return usagef("missing workspace")
 	}
 	arg := pos[0]
-	project, user, err := baseLayers(env.projectRoot)
+	dir, err := workspacesDir(env)
 	if err != nil {
 		return err
 	}
-	s := resolveSettings(envLayer(), project, user)
-	w, err := openWorkspace(env.projectRoot, s.str("workspacesDir"), arg)
+	w, err := openWorkspace(env.projectRoot, dir, arg)
 	if err != nil {
 		return err
 	}
@@ -237,14 +236,13 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 		return err
 	}
 	shownSrc := relPath(env.projectRoot, src)
-	project, user, err := baseLayers(env.projectRoot)
+	dir, err := workspacesDir(env)
 	if err != nil {
 		return err
 	}
-	s := resolveSettings(envLayer(), project, user)
 	var w *workspace
 	if len(pos) == 2 {
-		w, err = locateWorkspace(env.projectRoot, s.str("workspacesDir"), pos[1])
+		w, err = locateWorkspace(env.projectRoot, dir, pos[1])
 		if err != nil {
 			return err
 		}
@@ -256,7 +254,7 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 		if !nameRE.MatchString(top) {
 			return usagef("the archived workspace's name %q is not a valid workspace name: give one after the archive", top)
 		}
-		w, err = locateWorkspace(env.projectRoot, s.str("workspacesDir"), top)
+		w, err = locateWorkspace(env.projectRoot, dir, top)
 		if err != nil {
 			return err
 		}

@@ -89,12 +89,11 @@ func runInit(env *cliEnv, args []string) error {
 			return usagef("invalid value for flag --notify-url: %v", err)
 		}
 	}
-	project, user, err := baseLayers(env.projectRoot)
+	dir, err := workspacesDir(env)
 	if err != nil {
 		return err
 	}
-	s := resolveSettings(envLayer(), project, user)
-	w, err := locateWorkspace(env.projectRoot, s.str("workspacesDir"), pos[0])
+	w, err := locateWorkspace(env.projectRoot, dir, pos[0])
 	if err != nil {
 		return err
 	}

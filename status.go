@@ -72,12 +72,10 @@ func runList(env *cliEnv, args []string) error {
 
 // listWorkspaces prints the workspaces.
 func listWorkspaces(env *cliEnv) error {
-	project, user, err := baseLayers(env.projectRoot)
+	dir, err := workspacesDir(env)
 	if err != nil {
 		return err
 	}
-	s := resolveSettings(envLayer(), project, user)
-	dir := s.str("workspacesDir")
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.projectRoot, dir)
 	}
@@ -309,10 +307,19 @@ func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 		}
 		return w, nil
 	}
-	project, user, err := baseLayers(env.projectRoot)
+	dir, err := workspacesDir(env)
 	if err != nil {
 		return nil, err
 	}
-	s := resolveSettings(envLayer(), project, user)
-	return openWorkspace(env.projectRoot, s.str("workspacesDir"), pos[0])
+	return openWorkspace(env.projectRoot, dir, pos[0])
+}
+
+// workspacesDir is the workspaces directory as the configuration files and
+// the environment set it (not a workspace's own config, which is inside it).
+func workspacesDir(env *cliEnv) (string, error) {
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return "", err
+	}
+	return resolveSettings(envLayer(), project, user).str("workspacesDir"), nil
 }
