@@ -231,12 +231,9 @@ func processAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	for _, p := range listProcs() {
-		if p.pid == pid {
-			return p.state != 'Z'
-		}
-	}
-	return true
+	// A zombie has no start time: one process's entry, not a scan of all.
+	_, ok := processStart(pid)
+	return ok
 }
 
 // describePIDs lists pids for a message.
