@@ -46,8 +46,6 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // maxLineBytes caps one stream-json line; past this, a line is skipped as
@@ -262,61 +260,7 @@ func (c *toolContent) set(raw []byte, st strStats) {
 			c.lines-- // a final newline ends the last line
 		}
 	}
-	if len(raw) > previewBytes {
-		raw = raw[:previewBytes]
-	}
-	c.text = unquoteJSONPrefix(raw)
-}
-
-// unquoteJSONPrefix decodes the body of a JSON string that may be cut
-// anywhere, even inside an escape; what cannot be decoded is dropped.
-func unquoteJSONPrefix(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw)
-	}
-	var b strings.Builder
-	b.Grow(len(raw))
-	for i := 0; i < len(raw); i++ {
-		// A run without escapes is copied whole.
-		n := bytes.IndexByte(raw[i:], '\\')
-		if n < 0 {
-			b.Write(raw[i:])
-			break
-		}
-		b.Write(raw[i : i+n])
-		i += n + 1
-		if i >= len(raw) {
-			break
-		}
-		switch raw[i] {
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case 'r':
-			b.WriteByte('\r')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			if i+4 >= len(raw) {
-				return b.String()
-			}
-			r := hex4(raw[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-				if d := utf16.DecodeRune(r, hex4(raw[i+3:i+7])); d != utf8.RuneError {
-					r = d
-					i += 6
-				}
-			}
-			b.WriteRune(r)
-		default: // '"', '\\', '/'
-			b.WriteByte(raw[i])
-		}
-	}
-	return b.String()
+	c.text = decodePrefix(raw, previewBytes)
 }
 
 // blocks returns message.content.
@@ -385,21 +329,4 @@ func decodeEventStd(line []byte) (*streamEvent, error) {
 		return &e, fmt.Errorf("event without a type")
 	}
 	return &e, nil
-}
-
-// hex4 decodes the four hex digits of a \\u escape (bad digits count as 0).
-func hex4(h []byte) rune {
-	var r rune
-	for _, c := range h {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
 }

@@ -322,9 +322,9 @@ func BenchmarkStreamJSON(b *testing.B) {
 	}
 }
 
-// FuzzUnquoteJSONPrefix checks the preview decoder against encoding/json on
-// whole strings, and that it never panics on cut ones.
-func FuzzUnquoteJSONPrefix(f *testing.F) {
+// FuzzToolResultPreview checks the preview of a tool result's string
+// against encoding/json, whole and cut.
+func FuzzToolResultPreview(f *testing.F) {
 	for _, s := range []string{"plain", "a\nb\tc", `quote " and \ slash /`, "é ✓ 🔧", "\x01\u2028"} {
 		f.Add(s, 3)
 	}
@@ -333,14 +333,20 @@ func FuzzUnquoteJSONPrefix(f *testing.F) {
 		if err != nil {
 			return
 		}
-		raw := enc[1 : len(enc)-1]
 		var want string
 		json.Unmarshal(enc, &want)
-		if got := unquoteJSONPrefix(raw); got != want {
-			t.Fatalf("unquoteJSONPrefix(%s) = %q; want %q", raw, got, want)
+		var c toolContent
+		if err := c.UnmarshalJSON(enc); err != nil {
+			t.Fatal(err)
 		}
-		if cut >= 0 && cut < len(raw) {
-			unquoteJSONPrefix(raw[:cut])
+		if len(enc) <= previewBytes && c.text != want {
+			t.Fatalf("preview of %s = %q; want %q", enc, c.text, want)
+		}
+		if cut >= 0 && cut < len(enc)-2 {
+			raw := enc[1 : len(enc)-1]
+			if got := decodePrefix(raw, cut); !strings.HasPrefix(want, got) {
+				t.Fatalf("decodePrefix(%s, %d) = %q: not a prefix of %q", raw, cut, got, want)
+			}
 		}
 	})
 }
