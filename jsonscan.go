@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -357,14 +358,17 @@ func decodeStr(raw []byte, st strStats) string {
 	if !st.escapes && utf8.Valid(raw) {
 		return string(raw)
 	}
-	b := make([]byte, 0, len(raw))
+	// A Builder, not a []byte: its string is not a second copy (a
+	// string near the line cap must not cost its size twice).
+	var b strings.Builder
+	b.Grow(len(raw))
 	for i := 0; i < len(raw); {
 		// A run without escapes is copied whole when it is valid UTF-8.
 		n := bytes.IndexByte(raw[i:], '\\')
 		if n < 0 {
 			n = len(raw) - i
 		}
-		b = appendValid(b, raw[i:i+n])
+		appendValid(&b, raw[i:i+n])
 		i += n
 		if i >= len(raw) {
 			break
@@ -373,15 +377,15 @@ func decodeStr(raw []byte, st strStats) string {
 		i += 2
 		switch e {
 		case 'b':
-			b = append(b, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			b = append(b, '\f')
+			b.WriteByte('\f')
 		case 'n':
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		case 'r':
-			b = append(b, '\r')
+			b.WriteByte('\r')
 		case 't':
-			b = append(b, '\t')
+			b.WriteByte('\t')
 		case 'u':
 			r := hex4strict(raw[i:])
 			i += 4
@@ -397,26 +401,26 @@ func decodeStr(raw []byte, st strStats) string {
 					r = utf8.RuneError
 				}
 			}
-			b = utf8.AppendRune(b, r)
+			b.WriteRune(r)
 		default: // '"', '\\', '/'
-			b = append(b, e)
+			b.WriteByte(e)
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // appendValid appends p to b, each byte of an invalid UTF-8 sequence
 // written as U+FFFD, as encoding/json does.
-func appendValid(b, p []byte) []byte {
+func appendValid(b *strings.Builder, p []byte) {
 	if utf8.Valid(p) {
-		return append(b, p...)
+		b.Write(p)
+		return
 	}
 	for i := 0; i < len(p); {
 		r, size := utf8.DecodeRune(p[i:])
-		b = utf8.AppendRune(b, r)
+		b.WriteRune(r)
 		i += size
 	}
-	return b
 }
 
 // decodePrefix decodes the start of the body of a string scanned by str:

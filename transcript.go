@@ -44,9 +44,32 @@ func newFormatter(w io.Writer) *formatter {
 }
 
 func (f *formatter) printf(indent, format string, args ...any) {
-	s := fmt.Sprintf(format, args...)
-	for _, line := range strings.Split(s, "\n") {
-		io.WriteString(f.w, indent+line+"\n")
+	f.lines(indent, fmt.Sprintf(format, args...))
+}
+
+// bigLine is the length from which a line is written in pieces rather
+// than copied into one string with its indent and newline.
+const bigLine = 64 << 10
+
+// lines writes s, each of its lines after indent. A long text (the agent's
+// message, an Edit's strings) is written as it is, never copied whole: a
+// line near the line cap must not cost its size again.
+func (f *formatter) lines(indent, s string) {
+	for {
+		line, rest, more := strings.Cut(s, "\n")
+		if len(line) < bigLine {
+			io.WriteString(f.w, indent+line+"\n")
+		} else {
+			// The newline goes with the line's last byte, so that the
+			// screen's sanitizer still sees a CRLF as one.
+			io.WriteString(f.w, indent)
+			io.WriteString(f.w, line[:len(line)-1])
+			io.WriteString(f.w, line[len(line)-1:]+"\n")
+		}
+		if !more {
+			return
+		}
+		s = rest
 	}
 }
 
@@ -122,7 +145,7 @@ func (f *formatter) formatBlock(e *streamEvent, b contentBlock, indent string) {
 			f.printf(indent, "› %s", clip(b.Text, 2000))
 			return
 		}
-		f.printf(indent, "%s", b.Text)
+		f.lines(indent, b.Text)
 		if indent == "" {
 			f.lastText = b.Text
 		}
@@ -213,10 +236,10 @@ func (f *formatter) formatToolUse(b contentBlock, indent string) {
 		}
 		f.printf(indent, "%s %s%s", head, in.FilePath, mode)
 		if in.OldString != nil {
-			f.printf(indent+"   - ", "%s", *in.OldString)
+			f.lines(indent+"   - ", *in.OldString)
 		}
 		if in.NewString != nil {
-			f.printf(indent+"   + ", "%s", *in.NewString)
+			f.lines(indent+"   + ", *in.NewString)
 		}
 	case "NotebookEdit":
 		f.printf(indent, "%s %s", head, firstNonEmpty(in.NotebookPath, in.FilePath))
