@@ -43,6 +43,9 @@ type historyWriter struct {
 
 // openHistory opens a workspace's history for appending.
 func openHistory(path string, warn func(msg string)) (*historyWriter, error) {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {

@@ -91,7 +91,8 @@ const resetUsage = `Usage: claude-iterate reset [<workspace>] [--all]
 
 Forgets a workspace's runs: in .metadata.json, the iteration counts, the
 cost, the status, the last run, why it stopped and the stop conditions'
-progress go back to those of a new workspace. The mode and the workspace's
+progress go back to those of a new workspace, and the history of its
+iterations (history.jsonl, see 'claude-iterate help history') is removed. The mode and the workspace's
 configuration stay, as do INSTRUCTIONS.md, TODO.md, .status.json, the logs
 and every file of the agent. Prints what it reset. Without <workspace>,
 resets the ralph-mode run of the current directory. A workspace being run is
@@ -566,6 +567,12 @@ func runReset(env *cliEnv, args []string) error {
 	}
 	defer release()
 	changes := resetMetadata(w.meta)
+	if h, err := readHistory(w.historyPath()); err == nil && len(h.records)+h.skipped > 0 {
+		changes = append(changes, fmt.Sprintf("history\t%s → none", plural(len(h.records), "record")))
+	}
+	if err := os.Remove(w.historyPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing %s: %w", w.historyPath(), unwrapPathError(err))
+	}
 	if len(changes) > 0 {
 		if err := w.save(); err != nil {
 			return fmt.Errorf("writing %s: %w", w.metadataPath(), unwrapPathError(err))

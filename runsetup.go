@@ -131,7 +131,7 @@ func (r *runner) setup(pos []string) error {
 	r.sup.con, r.sup.log = r.con, r.log
 	r.history, err = openHistory(ws.historyPath(), func(msg string) { r.con.errorf("warning: %s", msg) })
 	if err != nil {
-		r.con.errorf("warning: cannot write the history: %v; running without it", unwrapPathError(err))
+		r.con.errorf("warning: cannot write the history: %v; running without it", err)
 	}
 	exclude := []string{ws.StateDir}
 	if !ws.Ralph {
