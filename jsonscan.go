@@ -489,7 +489,7 @@ func (s *jsonScanner) strValue(dst *string) bool {
 	case '"':
 		raw, st := s.str()
 		if !s.bad {
-			*dst = decodeStr(raw, st)
+			*dst = decodeClipped(raw, st)
 		}
 		return true
 	case 'n':
@@ -498,6 +498,33 @@ func (s *jsonScanner) strValue(dst *string) bool {
 	}
 	s.skip()
 	return false
+}
+
+// maxStringBytes bounds a decoded string: a longer one is kept as
+// clip(s, maxStringBytes) gives it, its start and the count of the bytes
+// left out. Without it, a line near the line cap would cost its size twice
+// (the line and its text) and more (the copies that show it).
+const maxStringBytes = 1 << 20
+
+// decodeClipped is clip(decodeStr(raw, st), maxStringBytes), without
+// decoding more of a long string than it keeps.
+func decodeClipped(raw []byte, st strStats) string {
+	if len(raw) <= maxStringBytes {
+		return decodeStr(raw, st)
+	}
+	// Decode a prefix long enough to hold maxStringBytes+1 decoded bytes
+	// (escapes shrink), or the whole string.
+	var p string
+	for k := maxStringBytes + 1; ; k *= 2 {
+		p = decodePrefix(raw, k)
+		if len(p) > maxStringBytes || k >= len(raw) {
+			break
+		}
+	}
+	if len(p) <= maxStringBytes {
+		return p // the whole string, short enough
+	}
+	return clipKnown(p, maxStringBytes, decodedLen(raw, st))
 }
 
 // strPtr reads a string into a new *dst; null sets dst to nil.

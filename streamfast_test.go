@@ -46,14 +46,21 @@ func checkFastPath(t *testing.T, line []byte) bool {
 	}
 	// The fast path decodes tool inputs too: they must match what the
 	// transcript would decode with encoding/json.
+	// (encoding/json's are decoded with the event when the input is over
+	// maxStringBytes, which the event then keeps only the start of.)
 	if fast.Message != nil {
 		for i := range fast.Message.Content {
 			b := &fast.Message.Content[i]
 			if b.args != nil {
-				if want := decodeToolArgs(b.Input); !reflect.DeepEqual(b.args, want) {
-					t.Fatalf("tool input %s:\nfast %+v\n std %+v", b.Input, *b.args, *want)
+				want := std.Message.Content[i].args
+				if want == nil {
+					want = decodeToolArgs(b.Input)
+				}
+				if !reflect.DeepEqual(b.args, want) {
+					t.Fatalf("tool input %.300s:\nfast %+v\n std %+v", b.Input, *b.args, *want)
 				}
 				b.args = nil
+				std.Message.Content[i].args = nil
 			}
 		}
 	}
@@ -384,6 +391,61 @@ func TestFastPathKeys(t *testing.T) {
 		accept(line)
 		if e, _ := decodeEventFast([]byte(line)); e == nil || e.Message.Content[0].args == nil {
 			t.Errorf("tool input key %s: not decoded by the fast path", k)
+		}
+	}
+}
+
+// TestDecodeLongStrings: a string over maxStringBytes is kept clipped, its
+// start and the count of the bytes left out, by both decoders alike; the
+// fast one decodes little more than it keeps.
+func TestDecodeLongStrings(t *testing.T) {
+	long := strings.Repeat("line with \"quotes\" and é\n", 3*maxStringBytes/26)
+	enc, _ := json.Marshal(long)
+	want := clip(long, maxStringBytes)
+	if !strings.HasSuffix(want, " more bytes)") || len(want) > maxStringBytes+40 {
+		t.Fatalf("clip gave %d bytes ending %q", len(want), want[len(want)-40:])
+	}
+	for _, line := range []string{
+		`{"type":"assistant","message":{"content":[{"type":"text","text":` + string(enc) + `}]}}`,
+		`{"type":"result","subtype":"success","result":` + string(enc) + `}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Edit","input":{"file_path":"/x","old_string":` + string(enc) + `,"new_string":` + string(enc) + `}}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"x","text":` + string(enc) + `}]}}`, // encoding/json's
+	} {
+		e, err := decodeEvent([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFastPath(t, []byte(line))
+		var got []string
+		switch {
+		case e.Result != nil:
+			got = append(got, *e.Result)
+		case e.Message.Content[0].Type == "text":
+			got = append(got, e.Message.Content[0].Text)
+		default:
+			b := e.Message.Content[0]
+			a := b.args
+			if a == nil {
+				a = decodeToolArgs(b.Input)
+			}
+			got = append(got, *a.OldString, *a.NewString)
+			if len(b.Input) > maxStringBytes {
+				t.Errorf("the Edit's input is kept whole: %d bytes", len(b.Input))
+			}
+		}
+		for _, g := range got {
+			if g != want {
+				t.Errorf("%.60s…: decoded %d bytes ending %q; want %d ending %q", line, len(g), g[max(0, len(g)-40):], len(want), want[len(want)-40:])
+			}
+		}
+	}
+	// Just over the limit, and escapes that shrink the string a lot.
+	for _, s := range []string{strings.Repeat("a", maxStringBytes+1), strings.Repeat("\u0001", maxStringBytes/3), strings.Repeat("\u0001", maxStringBytes+2)} {
+		enc, _ := json.Marshal(s)
+		sc := &jsonScanner{data: enc}
+		raw, st := sc.str()
+		if got := decodeClipped(raw, st); got != clip(s, maxStringBytes) {
+			t.Errorf("decodeClipped of %d bytes: %d bytes; want %d", len(s), len(got), len(clip(s, maxStringBytes)))
 		}
 	}
 }

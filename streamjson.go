@@ -10,9 +10,11 @@ package main
 // event types, missing fields, a last line without a newline and events after
 // the result are tolerated, logged and never fatal; memory stays bounded: the
 // reader holds the current line, the last result and a small tool-name map,
-// never the transcript. Lines are decoded by a one-pass fast path
-// (streamfast.go) whose result is encoding/json's; what it is not sure of
-// is decoded by encoding/json.
+// never the transcript, and a line the fast path decodes costs little more
+// than itself, however long (strings over 1 MiB are kept clipped, see
+// transcript.go). Lines are decoded by a one-pass fast path (streamfast.go)
+// whose result is encoding/json's; what it is not sure of is decoded by
+// encoding/json.
 //
 // The fields the tool relies on (all others are ignored):
 //
@@ -46,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"runtime/debug"
 	"strings"
 )
@@ -309,7 +312,34 @@ func decodeEvent(line []byte) (*streamEvent, error) {
 
 // decodeEventStd parses one line with encoding/json: the reference the
 // fast path matches, and the decoder of what it hands back.
-func decodeEventStd(line []byte) (*streamEvent, error) {
+func decodeEventStd(line []byte) (e *streamEvent, err error) {
+	e, err = decodeEventJSON(line)
+	if e != nil {
+		clipStrings(reflect.ValueOf(e).Elem())
+		for i := range e.Message.blocks() {
+			b := &e.Message.Content[i]
+			if len(b.Input) > maxStringBytes {
+				b.args = decodeToolArgs(b.Input)
+				b.Input = clipInput(b.Input, true)
+			}
+		}
+	}
+	return e, err
+}
+
+// clipInput returns a copy of a tool input's text, only its first
+// maxStringBytes when decoded is set (its arguments are decoded already):
+// an Edit of a big file must not cost its size twice. Only an unknown
+// tool's display, clipped much shorter, reads it then.
+func clipInput(raw []byte, decoded bool) json.RawMessage {
+	if decoded && len(raw) > maxStringBytes {
+		raw = raw[:maxStringBytes]
+	}
+	return bytes.Clone(raw)
+}
+
+// decodeEventJSON is decodeEventStd before its strings are clipped.
+func decodeEventJSON(line []byte) (*streamEvent, error) {
 	var e streamEvent
 	if err := json.Unmarshal(line, &e); err != nil {
 		var te *json.UnmarshalTypeError

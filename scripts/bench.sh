@@ -23,8 +23,9 @@
 #   4. 20 runs at once: CPU per iteration, with the binary's GOMAXPROCS and
 #      with all cores, next to one run alone
 #   5. peak RSS for one line just under the 64 MiB line cap (an agent
-#      text, an Edit's strings, a tool result) and one 100 MiB line, over
-#      the cap, skipped as it streams
+#      text, an Edit's strings, a tool result, and a text line the fast
+#      decoder leaves to encoding/json) and one 100 MiB line, over the cap,
+#      skipped as it streams
 #   6. idle: the tool's CPU time and wake-ups (voluntary context switches)
 #      per second while the agent works, no terminal, over 12 s (the
 #      tool's slowest poll is 5 s)
@@ -218,13 +219,16 @@ half = row * ((cap - 4096) // 2 // len(row))
 with open("near-edit.ndjson", "w") as f:
     f.write('{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Edit","input":{"file_path":"/x","old_string":"'
             + half + '","new_string":"' + half + '"}}]}}\n' + result)
+# The same text with its key twice: the fast decoder hands it to encoding/json.
+with open("near-json.ndjson", "w") as f:
+    f.write(line('{"type":"assistant","message":{"content":[{"type":"text","text":"x","text":"', '"}]}}\n', 1) + result)
 with open("over.ndjson", "w") as f:
     f.write('{"type":"assistant","message":{"content":[{"type":"text","text":"')
     for _ in range(100):
         f.write("x" * (1 << 20))
     f.write('"}]}}\n' + result)
 PY
-for k in near-text near-edit near-tool over; do
+for k in near-text near-edit near-tool near-json over; do
 	mkagent "$k-claude" "$tmp/$k.ndjson"
 	"$measure" "$k.txt" "$ci" run bench -m 1 -v --claude "./$k-claude" --no-keyboard
 done
@@ -276,7 +280,7 @@ $warn}
 | verbose stream-json, realistic 50 MiB transcript (\`scripts/gen-transcript.py\`) | $(mbs stream.txt) MB/s, ${stream_rss} MiB peak RSS | \`jq -c\` $(mbs jq.txt) MB/s: $jq_ratio faster (CPU: ${jq_cpu_ratio}×) | ≥ 250 MB/s, ≥ 4× jq |
 | the same with GOMAXPROCS=$cores | $(mbs stream-all.txt) MB/s | | |
 | $many runs at once, CPU per iteration | $(minmed many.txt 2 "$iters" 3) ms | GOMAXPROCS=$cores: $(minmed many-all.txt 2 "$iters" 3) ms; bash loops: $(minmed many-bash.txt 2 "$iters" 3) ms; one run: $(minmed tool.txt 2 "$n" 3) ms | |
-| one line just under the $cap_mib MiB cap: agent text, Edit strings, tool result | $(rss near-text), $(rss near-edit), $(rss near-tool) MiB peak RSS | | ≤ $((2 * cap_mib)) MiB |
+| one line just under the $cap_mib MiB cap: agent text, Edit strings, tool result; a text line left to encoding/json | $(rss near-text), $(rss near-edit), $(rss near-tool); $(rss near-json) MiB peak RSS | | ≤ $((2 * cap_mib)) MiB |
 | one 100 MiB line (over the cap, skipped as it streams) | $(rss over) MiB peak RSS | | ≤ 100 MiB |
 | idle, agent working, no terminal (12 s) | $idle_cpu ms CPU per second, $idle_wake wake-ups per second | | |
 
