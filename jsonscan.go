@@ -362,13 +362,18 @@ func decodeStr(raw []byte, st strStats) string {
 	// string near the line cap must not cost its size twice).
 	var b strings.Builder
 	b.Grow(len(raw))
+	valid := utf8.Valid(raw)
 	for i := 0; i < len(raw); {
 		// A run without escapes is copied whole when it is valid UTF-8.
 		n := bytes.IndexByte(raw[i:], '\\')
 		if n < 0 {
 			n = len(raw) - i
 		}
-		appendValid(&b, raw[i:i+n])
+		if valid {
+			b.Write(raw[i : i+n])
+		} else {
+			appendValid(&b, raw[i:i+n])
+		}
 		i += n
 		if i >= len(raw) {
 			break

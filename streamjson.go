@@ -226,8 +226,10 @@ type toolContent struct {
 	text  string // the start of the text
 }
 
-// previewBytes bounds how much of a tool result is decoded.
-const previewBytes = 32 << 10
+// previewBytes bounds how much of a tool result is decoded: enough for the
+// longest preview shown (previewBashLines lines of previewLineWidth bytes),
+// and for an error's 2,000 bytes.
+const previewBytes = 8 << 10
 
 // UnmarshalJSON implements json.Unmarshaler. data is a string or an array
 // of text blocks (a sub-agent's result).

@@ -350,3 +350,24 @@ func FuzzToolResultPreview(f *testing.F) {
 		}
 	})
 }
+
+// TestPreviewBytes: the decoded start of a tool result holds the longest
+// preview shown, and an error's 2,000 bytes.
+func TestPreviewBytes(t *testing.T) {
+	if previewBytes < max(previewBashLines, previewReadLines, previewOtherLines)*previewLineWidth || previewBytes < 2000 {
+		t.Errorf("previewBytes %d is short of a whole preview", previewBytes)
+	}
+	text := strings.Repeat(strings.Repeat("y", previewLineWidth)+"\n", 2*previewBashLines)
+	var out bytes.Buffer
+	f := newFormatter(&out)
+	f.format(&streamEvent{Type: "assistant", Message: &streamMessage{Content: []contentBlock{{Type: "tool_use", ID: "t", Name: "Bash", Input: []byte(`{"command":"x"}`)}}}}, nil)
+	enc, _ := json.Marshal(text)
+	var c toolContent
+	if err := c.UnmarshalJSON(enc); err != nil {
+		t.Fatal(err)
+	}
+	f.format(&streamEvent{Type: "user", Message: &streamMessage{Content: []contentBlock{{Type: "tool_result", ToolUseID: "t", Content: c}}}}, nil)
+	if got := strings.Count(out.String(), "     "+strings.Repeat("y", previewLineWidth)+"\n"); got != previewBashLines {
+		t.Errorf("%d whole lines shown; want %d:\n%s", got, previewBashLines, out.String())
+	}
+}
