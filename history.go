@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -30,8 +29,6 @@ const historyFile = "history.jsonl"
 
 // historyCap bounds what is read of a history: about 400,000 records.
 const historyCap = 256 << 20
-
-func (w *workspace) historyPath() string { return filepath.Join(w.StateDir, historyFile) }
 
 // historyWriter appends records to a history. A nil *historyWriter writes
 // nothing.
