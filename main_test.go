@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -25,8 +26,25 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// unignoreSignals gives the tools the tests start the signal dispositions
+// of an interactive shell's: under nohup (SIGHUP) or as a background job of
+// a script (SIGINT, SIGQUIT) the test process starts with them ignored, and
+// an ignored signal is inherited across exec — the scenarios that send them
+// would then test nohup's behaviour instead of theirs. A signal caught here
+// is reset to its default in the children; for the test process, catching
+// one that was ignored changes nothing. (signal-nohup.txtar runs nohup
+// itself.)
+func unignoreSignals() {
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM} {
+		if signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
+	}
+}
+
 func TestScript(t *testing.T) {
 	t.Parallel()
+	unignoreSignals()
 	// Leaked descendants of the tools under test re-parent here, where they
 	// stay observable (the gone command) and are ended at the end.
 	if err := becomeSubreaper(); err != nil {
