@@ -14,6 +14,7 @@
 //	claude-iterate watch  [<workspace>]
 //	claude-iterate list   [--archived]
 //	claude-iterate status [<workspace>] [--json] [--archived]
+//	claude-iterate history [<workspace>] [--json] [--run ID] [--last N]
 //	claude-iterate reset  [<workspace>] [--all]
 //	claude-iterate clean  <workspace> [-f] [--no-archive]
 //	claude-iterate archive list | restore <archive> [<workspace>]
@@ -23,7 +24,9 @@
 //
 // A workspace is a directory holding one task: INSTRUCTIONS.md (the task),
 // TODO.md and .status.json (kept by the agent), .metadata.json (kept by the
-// tool), an optional .stop file, and one log per run under logs/. A workspace
+// tool), an optional .stop file, history.jsonl (one record per iteration:
+// what it did, what it cost, which files it changed) and one log per run
+// under logs/. A workspace
 // argument is a name, resolved under the workspaces directory (by default
 // claude-iterate/workspaces in the current directory), or a path (it contains
 // a slash, or is ".").
