@@ -60,7 +60,7 @@ func TestScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+		Dir:                 scriptDir(t),
 		RequireExplicitExec: true,
 		UpdateScripts:       *updateScripts,
 		Setup: func(env *testscript.Env) error {
@@ -73,6 +73,39 @@ func TestScript(t *testing.T) {
 		},
 		Cmds: scriptCommands(),
 	})
+}
+
+// scriptDir is the directory of the scripts to run: all of them, or with
+// $CLAUDE_ITERATE_SCRIPTS set (a regular expression), those whose names
+// match it, for a quick pass (scripts/mutation.sh runs one per mutant).
+func scriptDir(t *testing.T) string {
+	const all = "testdata/script"
+	filter := os.Getenv("CLAUDE_ITERATE_SCRIPTS")
+	if filter == "" {
+		return all
+	}
+	re, err := regexp.Compile(filter)
+	if err != nil {
+		t.Fatalf("$CLAUDE_ITERATE_SCRIPTS: %v", err)
+	}
+	names, err := filepath.Glob(filepath.Join(all, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range names {
+		if !re.MatchString(strings.TrimSuffix(filepath.Base(name), ".txtar")) {
+			continue
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, filepath.Base(name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // scriptCommands are the custom testscript commands.
