@@ -14,6 +14,7 @@
 //	claude-iterate watch  [<workspace>]
 //	claude-iterate list   [--archived]
 //	claude-iterate status [<workspace>] [--json] [--archived]
+//	claude-iterate history [<workspace>] [--json] [--run ID] [--last N]
 //	claude-iterate reset  [<workspace>] [--all]
 //	claude-iterate clean  <workspace> [-f] [--no-archive]
 //	claude-iterate archive list | restore <archive> [<workspace>]
@@ -23,7 +24,9 @@
 //
 // A workspace is a directory holding one task: INSTRUCTIONS.md (the task),
 // TODO.md and .status.json (kept by the agent), .metadata.json (kept by the
-// tool), an optional .stop file, and one log per run under logs/. A workspace
+// tool), an optional .stop file, history.jsonl (one record per iteration:
+// what it did, what it cost, which files it changed) and one log per run
+// under logs/. A workspace
 // argument is a name, resolved under the workspaces directory (by default
 // claude-iterate/workspaces in the current directory), or a path (it contains
 // a slash, or is ".").
@@ -45,12 +48,11 @@ import (
 
 // Exit codes, as documented above.
 const (
-	exitOK     = 0
-	exitError  = 1
-	exitUsage  = 2
-	exitSIGHUP = 129
-	exitSIGINT = 130
-	exitSIGTRM = 143
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+	// A run ended by a signal exits with 128 + the signal's number
+	// (exitCodeFor): 129 SIGHUP, 130 SIGINT, 131 SIGQUIT, 143 SIGTERM.
 )
 
 // version is the program's version; release builds may set it with

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,7 +18,6 @@ import (
 const (
 	defaultMaxFailures     = 3
 	resultWatchdogEnv      = "CLAUDE_ITERATE_RESULT_WATCHDOG" // tests shorten it
-	notFoundMessage        = "claude CLI not found: install it or set --claude / claude.command"
 	dryRunTotalItems       = 3
 	dryRunDefaultDelay     = time.Second
 	dryRunDemoInstructions = "# Demo task\n\nA dry run: the built-in mock agent completes three items, one per iteration.\n"
@@ -330,9 +328,9 @@ func (r *runner) resolveAgent() error {
 		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
 	} else {
 		cmd := r.cfg.ClaudeCommand
-		path, err := exec.LookPath(cmd)
+		path, err := findAgent(cmd)
 		if err != nil {
-			return agentLookupError(cmd, err)
+			return err
 		}
 		r.spec = childSpec{path: path, argv0: cmd}
 	}
