@@ -43,6 +43,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 )
 
 // Exit codes, as documented above.
@@ -62,6 +63,12 @@ var version = ""
 const progName = "claude-iterate"
 
 func main() {
+	// The tool mostly waits: with one P, Go's scheduler does not spin when
+	// many runs share a few CPUs, and one run's stream is as fast
+	// (scripts/bench.sh shows both). GOMAXPROCS in the environment wins.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	st := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	if st.signal != 0 {
 		// Returns only if the signal did not end the process.
