@@ -166,7 +166,7 @@ func (d *jsonDoc) errorAt(n *jsonNode, key, format string, args ...any) error {
 // readJSONDoc reads and parses path. A missing file is returned as an error
 // satisfying errors.Is(err, os.ErrNotExist).
 func readJSONDoc(path string) (*jsonDoc, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, configCap)
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func claimWorkspace(w *workspace, arg, doing string) (release func(), err error)
 		}
 		return withHint(errors.New(msg), "stop the run first: %s", strings.TrimSpace("claude-iterate stop "+arg))
 	}
-	f, err := os.OpenFile(w.lockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLockFile(w.lockPath())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return func() {}, nil // no state directory yet: nothing to hold
@@ -172,7 +172,7 @@ func classifyTask(data []byte) taskState {
 
 // readTask reads a workspace's INSTRUCTIONS.md and says what it holds.
 func readTask(w *workspace) (taskState, []byte, error) {
-	data, err := os.ReadFile(w.instructionsPath())
+	data, err := readRegularFile(w.instructionsPath(), taskFileCap)
 	if errors.Is(err, os.ErrNotExist) {
 		return taskMissing, nil, nil
 	}
@@ -283,7 +283,7 @@ func readOptional(path string) []byte {
 	if path == "" {
 		return nil
 	}
-	data, _ := os.ReadFile(path)
+	data, _ := readRegularFile(path, agentFileCap)
 	return data
 }
 
@@ -404,7 +404,7 @@ func runSetup(env *cliEnv, args []string) error {
 // leftEmpty reports whether a workspace setup created holds nothing but what
 // setup wrote: .metadata.json, and at most an INSTRUCTIONS.md without a task.
 func leftEmpty(w *workspace) bool {
-	entries, err := os.ReadDir(w.Dir)
+	entries, err := readDir(w.Dir)
 	if err != nil {
 		return false
 	}

@@ -84,12 +84,9 @@ func (w *workspace) lockPath() string { return filepath.Join(w.StateDir, lockFil
 func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 	var prev runRecord
 	path := w.lockPath()
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, prev, fmt.Errorf("%s is not a regular file; remove it", path)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLockFile(path)
 	if err != nil {
-		return nil, prev, fmt.Errorf("opening the run lock: %w", err)
+		return nil, prev, fmt.Errorf("opening the run lock %s: %w", path, unwrapPathError(err))
 	}
 	// A status or stop probing the lock holds it shared for an instant:
 	// try again for a moment before believing another run has it.
@@ -118,9 +115,7 @@ func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 // readRecord reads a lock file's record; a missing or damaged one is zero.
 func readRecord(f *os.File) runRecord {
 	var rec runRecord
-	buf := make([]byte, 64<<10)
-	n, _ := f.ReadAt(buf, 0)
-	json.Unmarshal(buf[:n], &rec)
+	json.Unmarshal(readAtMost(f, lockRecordCap), &rec)
 	return rec
 }
 
@@ -162,7 +157,7 @@ func (l *runLock) release() {
 
 // lockHolder reports whether a run holds the workspace's lock, and its pid.
 func lockHolder(w *workspace) (pid int, held bool) {
-	f, err := os.Open(w.lockPath())
+	f, _, err := openRegular(w.lockPath())
 	if err != nil {
 		return 0, false
 	}

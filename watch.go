@@ -57,7 +57,7 @@ func (w *workspace) statePath() string { return filepath.Join(w.StateDir, runSta
 
 // readRunState reads a run state file.
 func readRunState(path string) (*runState, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, runStateCap)
 	if err != nil {
 		return nil, err
 	}
