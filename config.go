@@ -100,18 +100,71 @@ type configLayer struct {
 	values map[string]any
 }
 
-// settings is the effective configuration.
+// settings is the effective configuration: each key's value, typed, and
+// for the config command where it came from.
 type settings struct {
-	values  map[string]any
-	sources map[string]string
+	WorkspacesDir string
+	MaxIterations int // 0: the mode's default
+	Delay         time.Duration
+	Stagnation    int
+	OutputLevel   string
+	ClaudeCommand string
+	ClaudeArgs    []string
+	NotifyURL     string
+	NotifyEvents  []string
+	StatusWatch   statusWatchSettings
+	Stop          *stopConfig // nil: none configured
+
+	values  map[string]any    // by key, as the config command shows them
+	sources map[string]string // the layer each key's value came from
 	layers  []*configLayer
 }
 
-func (s *settings) str(k string) string    { return s.values[k].(string) }
-func (s *settings) count(k string) int     { return s.values[k].(int) }
-func (s *settings) list(k string) []string { return s.values[k].([]string) }
-func (s *settings) seconds(k string) time.Duration {
-	return time.Duration(s.values[k].(float64) * float64(time.Second))
+// statusWatchSettings are the notification.statusWatch keys.
+type statusWatchSettings struct {
+	Enabled        bool
+	Debounce       time.Duration
+	OnlyMeaningful bool
+}
+
+// isDefault reports whether key's value is the built-in default.
+func (s *settings) isDefault(key string) bool { return s.sources[key] == layerDefault }
+
+// set stores the value of key (of its kind, checked when it was read) in
+// its typed field; it reports false for a key it does not know, which a
+// test rules out for every key of configKeys.
+func (s *settings) set(key string, v any) bool {
+	switch key {
+	case "workspacesDir":
+		s.WorkspacesDir = v.(string)
+	case "defaultMaxIterations":
+		s.MaxIterations = v.(int)
+	case "defaultDelay":
+		s.Delay = time.Duration(v.(float64) * float64(time.Second))
+	case "defaultStagnationThreshold":
+		s.Stagnation = v.(int)
+	case "outputLevel":
+		s.OutputLevel = v.(string)
+	case "claude.command":
+		s.ClaudeCommand = v.(string)
+	case "claude.args":
+		s.ClaudeArgs = v.([]string)
+	case "notifyUrl":
+		s.NotifyURL = v.(string)
+	case "notifyEvents":
+		s.NotifyEvents = v.([]string)
+	case "notification.statusWatch.enabled":
+		s.StatusWatch.Enabled = v.(bool)
+	case "notification.statusWatch.debounceMs":
+		s.StatusWatch.Debounce = time.Duration(v.(int)) * time.Millisecond
+	case "notification.statusWatch.notifyOnlyMeaningful":
+		s.StatusWatch.OnlyMeaningful = v.(bool)
+	case "stop":
+		s.Stop, _ = v.(*stopConfig)
+	default:
+		return false
+	}
+	return true
 }
 
 // resolveSettings merges layers, highest first, over the defaults.
@@ -129,6 +182,9 @@ func resolveSettings(layers ...*configLayer) *settings {
 		for k, v := range l.values {
 			s.values[k], s.sources[k] = v, l.name
 		}
+	}
+	for k, v := range s.values {
+		s.set(k, v)
 	}
 	return s
 }
@@ -500,7 +556,7 @@ func runConfig(env *cliEnv, args []string) error {
 	var ws *workspace
 	if len(pos) == 1 {
 		base := resolveSettings(envLayer(), project, user)
-		ws, err = openWorkspace(env.projectRoot, base.str("workspacesDir"), pos[0])
+		ws, err = openWorkspace(env.projectRoot, base.WorkspacesDir, pos[0])
 		if err != nil {
 			return err
 		}

@@ -91,7 +91,8 @@ const resetUsage = `Usage: claude-iterate reset [<workspace>] [--all]
 
 Forgets a workspace's runs: in .metadata.json, the iteration counts, the
 cost, the status, the last run, why it stopped and the stop conditions'
-progress go back to those of a new workspace. The mode and the workspace's
+progress go back to those of a new workspace, and the history of its
+iterations (history.jsonl, see 'claude-iterate help history') is removed. The mode and the workspace's
 configuration stay, as do INSTRUCTIONS.md, TODO.md, .status.json, the logs
 and every file of the agent. Prints what it reset. Without <workspace>,
 resets the ralph-mode run of the current directory. A workspace being run is
@@ -206,7 +207,7 @@ type session struct {
 // system prompt template): the configured command and arguments, the system
 // prompt and a first message, and no -p.
 func newSession(env *cliEnv, cfg *settings, w *workspace, kind, instructions, first string) (*session, error) {
-	cmd := cfg.str("claude.command")
+	cmd := cfg.ClaudeCommand
 	path, err := exec.LookPath(cmd)
 	if err != nil {
 		return nil, withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
@@ -215,7 +216,7 @@ func newSession(env *cliEnv, cfg *settings, w *workspace, kind, instructions, fi
 	if err != nil {
 		return nil, err
 	}
-	argv := append([]string{cmd}, cfg.list("claude.args")...)
+	argv := append([]string{cmd}, cfg.ClaudeArgs...)
 	argv = append(argv, "--append-system-prompt", expandPrompt(tmpl, env.projectRoot, w.Dir, instructions), first)
 	return &session{path: path, argv: argv, dir: env.projectRoot}, nil
 }
@@ -311,7 +312,7 @@ func runSetup(env *cliEnv, args []string) error {
 		return err
 	}
 	base := resolveSettings(envLayer(), project, user)
-	w, err := locateWorkspace(env.projectRoot, base.str("workspacesDir"), arg)
+	w, err := locateWorkspace(env.projectRoot, base.WorkspacesDir, arg)
 	if err != nil {
 		return err
 	}
@@ -436,7 +437,7 @@ func runEdit(env *cliEnv, args []string) error {
 		return err
 	}
 	base := resolveSettings(envLayer(), project, user)
-	w, err := openWorkspace(env.projectRoot, base.str("workspacesDir"), arg)
+	w, err := openWorkspace(env.projectRoot, base.WorkspacesDir, arg)
 	if err != nil {
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) {
@@ -523,8 +524,8 @@ func resetMetadata(m *metadata) []string {
 		}
 		add("iterations", from, "0")
 	}
-	if m.TotalCostUSD != 0 {
-		add("cost", fmt.Sprintf("$%.2f", m.TotalCostUSD), "$0.00")
+	if m.CostUSD != 0 {
+		add("cost", fmt.Sprintf("$%.2f", m.CostUSD), "$0.00")
 	}
 	if m.LastRun != nil {
 		add("last run", m.LastRun.Local().Format("2006-01-02 15:04"), "never")
@@ -540,8 +541,8 @@ func resetMetadata(m *metadata) []string {
 		add("conditions", fmt.Sprintf("progress of %d", len(m.Conditions)), "none")
 	}
 	m.Status, m.LastRun, m.PID = statusNew, nil, 0
-	m.Iterations, m.LastRunIterations, m.FailedIterations = 0, 0, 0
-	m.TotalCostUSD, m.LastStopReason, m.LastExitCode, m.Conditions = 0, "", nil, nil
+	m.workTotals, m.LastRunIterations = workTotals{}, 0
+	m.LastStopReason, m.LastExitCode, m.Conditions = "", nil, nil
 	return changes
 }
 
@@ -566,6 +567,12 @@ func runReset(env *cliEnv, args []string) error {
 	}
 	defer release()
 	changes := resetMetadata(w.meta)
+	if h, err := readHistory(w.historyPath()); err == nil && len(h.records)+h.skipped > 0 {
+		changes = append(changes, fmt.Sprintf("history\t%s → none", plural(len(h.records), "record")))
+	}
+	if err := os.Remove(w.historyPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing %s: %w", w.historyPath(), unwrapPathError(err))
+	}
 	if len(changes) > 0 {
 		if err := w.save(); err != nil {
 			return fmt.Errorf("writing %s: %w", w.metadataPath(), unwrapPathError(err))

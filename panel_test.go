@@ -15,8 +15,8 @@ var panelNow = time.Date(2025, 10, 16, 14, 30, 0, 0, time.UTC)
 func testState() *runState {
 	return &runState{
 		PID: 4242, Workspace: "demo", Mode: modeLoop, Started: panelNow.Add(-5*time.Minute - 42*time.Second),
-		Phase: phaseRunning, Iteration: 3, Done: 2, Max: 50, IterStarted: panelNow.Add(-50 * time.Second),
-		IterTotalMS: 56000, Tasks: &progressRep{35, 60}, Cost: 0.42, Keyboard: true, Updated: panelNow.Add(-2 * time.Second),
+		Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 56000, CostUSD: 0.42}, Max: 50, IterStarted: panelNow.Add(-50 * time.Second),
+		Tasks: &progressRep{35, 60}, Keyboard: true, Updated: panelNow.Add(-2 * time.Second),
 		Activity: activity{Kind: actTool, Tool: "Bash", Arg: "go test ./...", Since: panelNow.Add(-42 * time.Second)},
 	}
 }

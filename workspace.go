@@ -92,10 +92,8 @@ type metadata struct {
 	Created           time.Time      `json:"created"`
 	LastRun           *time.Time     `json:"lastRun,omitempty"`
 	Status            string         `json:"status"`
-	Iterations        int            `json:"iterations"`
+	workTotals                       // the sums of the workspace's iteration records
 	LastRunIterations int            `json:"lastRunIterations"`
-	FailedIterations  int            `json:"failedIterations"`
-	TotalCostUSD      float64        `json:"totalCostUsd"`
 	LastStopReason    string         `json:"lastStopReason,omitempty"`
 	LastExitCode      *int           `json:"lastExitCode,omitempty"`
 	LastLog           string         `json:"lastLog,omitempty"` // the last run's log file
