@@ -32,6 +32,7 @@ var hostileFiles = []hostileFile{
 	{"lock", "claude-iterate/workspaces/demo/.lock"},
 	{"statusjson", "claude-iterate/workspaces/demo/.status.json"},
 	{"todo", "claude-iterate/workspaces/demo/TODO.md"},
+	{"history", "claude-iterate/workspaces/demo/history.jsonl"},
 }
 
 // hostileKinds are the kinds of hostile file the hostile command makes.
@@ -39,11 +40,12 @@ var hostileKinds = []string{"fifo", "zero", "sparse"}
 
 // hostileCommands are the commands run on a workspace with a hostile file.
 var hostileCommands = map[string]string{
-	"run":    "claude-iterate run demo -m 1",
-	"status": "claude-iterate status demo",
-	"list":   "claude-iterate list",
-	"watch":  "claude-iterate watch demo",
-	"stop":   "claude-iterate stop demo",
+	"run":     "claude-iterate run demo -m 1",
+	"status":  "claude-iterate status demo",
+	"list":    "claude-iterate list",
+	"watch":   "claude-iterate watch demo",
+	"stop":    "claude-iterate stop demo",
+	"history": "claude-iterate history demo",
 }
 
 func TestHostileFiles(t *testing.T) {
