@@ -124,7 +124,7 @@ func cmdHostileRun(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: hostilerun -base|NAME command [args...]")
 	}
-	got := shellStatus(ts.Exec("timeout", append([]string{"-k", "2", "20"}, args[1:]...)...))
+	got := shellStatus(ts.Exec("timeout", append([]string{"-k", "2", "60"}, args[1:]...)...))
 	stderr := ts.ReadFile("stderr")
 	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "fatal error") || strings.Contains(stderr, "panic:") {
 		ts.Fatalf("%s crashed", args[1])

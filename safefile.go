@@ -57,7 +57,7 @@ var errNotRegular = errors.New("not a regular file")
 // a regular file.
 func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	if fi, err := os.Stat(path); err != nil {
-		return nil, nil, err
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)} // as os.Open says it
 	} else if !fi.Mode().IsRegular() {
 		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
 	}
