@@ -48,8 +48,9 @@ var hostileCommands = map[string]string{
 	"history": "claude-iterate history demo",
 }
 
+// TestHostileFiles is not parallel: TestScript ends every descendant of the
+// test process when it ends, which would cut these scenarios short.
 func TestHostileFiles(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	for _, f := range hostileFiles {
 		for _, kind := range hostileKinds {
