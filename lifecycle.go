@@ -137,7 +137,12 @@ func claimWorkspace(w *workspace, arg, doing string) (release func(), err error)
 		}
 		return nil, fmt.Errorf("locking %s: %w", w.lockPath(), err)
 	}
-	return func() { f.Close() }, nil
+	dir, held, _ := lockStateDir(w, syscall.LOCK_EX) // a run whose .lock was deleted
+	if held {
+		f.Close()
+		return nil, busy(0)
+	}
+	return func() { closeFile(dir); f.Close() }, nil
 }
 
 // failUsage prints err and hint the house way and ends the command with exit
