@@ -212,7 +212,7 @@ func addEntry(tw *tar.Writer, dir, rel, top string, fi fs.FileInfo, info *archiv
 	if !fi.Mode().IsRegular() {
 		return nil
 	}
-	f, err := os.Open(full)
+	f, _, err := openRegular(full)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func entryType(t byte) string {
 // archiveTop returns the name of the directory an archive holds: the first
 // component of its first entry.
 func archiveTop(src string) (string, error) {
-	f, err := os.Open(src)
+	f, _, err := openRegular(src)
 	if err != nil {
 		return "", err
 	}
@@ -299,7 +299,7 @@ func findArchive(env *cliEnv, arg string) (string, error) {
 
 // latestArchive returns the newest archive of workspace name in dir, or "".
 func latestArchive(dir, name string) string {
-	entries, _ := os.ReadDir(dir)
+	entries, _ := readDir(dir)
 	best, bestKey := "", ""
 	for _, e := range entries {
 		m := archiveNameRE.FindStringSubmatch(e.Name())
@@ -329,7 +329,7 @@ func (a *archivedWorkspace) close() { os.RemoveAll(a.tmp) }
 
 // openArchived reads the archived workspace in the archive at src.
 func openArchived(src string) (a *archivedWorkspace, err error) {
-	f, err := os.Open(src)
+	f, _, err := openRegular(src)
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +421,7 @@ func openArchived(src string) (a *archivedWorkspace, err error) {
 func listArchives(env *cliEnv, heading bool) error {
 	dir := filepath.Join(env.projectRoot, archiveDirName)
 	shown := relPath(env.projectRoot, dir)
-	entries, err := os.ReadDir(dir)
+	entries, err := readDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading the archive directory: %w", err)
 	}

@@ -55,7 +55,7 @@ Examples:
 
 // readRunState reads a run state file.
 func readRunState(path string) (*runState, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, runStateCap)
 	if err != nil {
 		return nil, err
 	}
