@@ -153,6 +153,7 @@ func (r *runner) startLive() {
 		key: r.stop.key,
 		poll: func() {
 			r.stop.poll(false)
+			keepTerminalMode(r.sup.kb, r.termMode)
 			r.live.tick(time.Now(), r.sup.interrupt, r.sup.suspended)
 		},
 		quiet: quiet,
@@ -396,7 +397,7 @@ func (r *runner) finish(end ending) error {
 		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", run.Iterations),
 		fmt.Sprintf("Cost: $%.4f", run.CostUSD), "Elapsed: "+roundDuration(elapsed).String())
 	r.sup.kb.close()
-	r.termMode.restore()
+	r.termMode.restoreAtExit()
 	r.con.releaseHeld(true)
 	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
 		r.con.rawf("Done.")
