@@ -158,11 +158,17 @@ type live struct {
 	lastWrite time.Time
 	statePath string
 	writeErr  bool
-	notify    *notifier
-	events    *eventWriter
-	run       string // the run's id, in its events
 	status    *statusWatch
-	// statusNotify: status updates are notified (statusWatch.enabled).
+	pub       publisher
+}
+
+// publisher is where a run's events go: the event stream and the
+// notifications.
+type publisher struct {
+	notify *notifier
+	events *eventWriter
+	run    string // the run's id, in its events
+	// statusNotify: status updates are published (statusWatch.enabled).
 	statusNotify bool
 }
 
@@ -187,7 +193,7 @@ type liveConfig struct {
 func newLive(lc liveConfig) *live {
 	now := time.Now()
 	l := &live{con: lc.con, log: lc.log, statePath: filepath.Join(lc.ws.StateDir, runStateFile), heartbeat: defaultHeartbeat,
-		events: lc.events, run: lc.run}
+		pub: publisher{events: lc.events, run: lc.run}}
 	if lc.opts.heartbeat.set {
 		l.heartbeat = lc.opts.heartbeat.d
 	}
@@ -200,11 +206,11 @@ func newLive(lc liveConfig) *live {
 	if ts, ok := l.status.prime(); ok {
 		l.setTasks(ts)
 	}
-	l.statusNotify = sw.Enabled
+	l.pub.statusNotify = sw.Enabled
 	if u := lc.cfg.NotifyURL; u != "" {
 		r := lc.log
 		r.printf("[notifications: %s, events: %v]", redactURL(u), lc.cfg.NotifyEvents)
-		l.notify = newNotifier(u, lc.cfg.NotifyEvents, func(msg string) { r.printf("WARNING: %s", msg) })
+		l.pub.notify = newNotifier(u, lc.cfg.NotifyEvents, func(msg string) { r.printf("WARNING: %s", msg) })
 	}
 	if lc.events != nil {
 		lc.events.warn = func(msg string) { lc.con.errorf("warning: %s", msg) }
@@ -213,7 +219,7 @@ func newLive(lc liveConfig) *live {
 }
 
 // notifies reports whether notifications go out.
-func (l *live) notifies() bool { return l.notify != nil }
+func (l *live) notifies() bool { return l.pub.notify != nil }
 
 // quietNudge makes and returns the channel that wakes the supervisor of
 // a quiet run when the state file becomes out of date.
@@ -234,8 +240,8 @@ func (l *live) started() {
 // emit publishes ev: to the event stream, and as a notification.
 func (l *live) emit(ev runEvent) {
 	ev = l.stamp(ev)
-	l.events.write(ev)
-	l.notify.send(notificationFor(ev))
+	l.pub.events.write(ev)
+	l.pub.notify.send(notificationFor(ev))
 }
 
 // beats reports whether heartbeat lines are printed: plain output, not
@@ -271,7 +277,7 @@ func (l *live) tick(now time.Time, interrupt os.Signal, suspended time.Duration)
 		l.dirty, l.redraw = true, true
 		l.mu.Unlock()
 		l.log.printf("[status update: %s]", msg)
-		if l.statusNotify {
+		if l.pub.statusNotify {
 			ev := runEvent{Event: eventStatus, Message: msg, Complete: ts.Complete}
 			if ts.HasProgress {
 				ev.Progress = &progressRep{ts.Completed, ts.Total}
@@ -425,7 +431,7 @@ func (l *live) recorded(rec *iterationRecord, totals workTotals, elapsed time.Du
 	if rec.counted() {
 		l.emit(ev)
 	} else {
-		l.events.write(l.stamp(ev)) // not notified: the run says why it waits or ends
+		l.pub.events.write(l.stamp(ev)) // not notified: the run says why it waits or ends
 	}
 	if rec.counted() && totals.Iterations%notifyMilestone == 0 {
 		l.emit(runEvent{Event: eventMilestone, Totals: &totals, ElapsedMS: elapsed.Milliseconds(), Progress: rec.Progress, Complete: rec.Complete})
@@ -435,7 +441,7 @@ func (l *live) recorded(rec *iterationRecord, totals workTotals, elapsed time.Du
 
 // stamp names the workspace and the run in ev.
 func (l *live) stamp(ev runEvent) runEvent {
-	ev.Workspace, ev.Run = l.st.Workspace, l.run
+	ev.Workspace, ev.Run = l.st.Workspace, l.pub.run
 	return ev
 }
 
@@ -535,5 +541,5 @@ func (l *live) drain(abort <-chan os.Signal) {
 	if l == nil {
 		return
 	}
-	l.notify.close(notifyExitWait, abort)
+	l.pub.notify.close(notifyExitWait, abort)
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,7 +18,6 @@ import (
 const (
 	defaultMaxFailures     = 3
 	resultWatchdogEnv      = "CLAUDE_ITERATE_RESULT_WATCHDOG" // tests shorten it
-	notFoundMessage        = "claude CLI not found: install it or set --claude / claude.command"
 	dryRunTotalItems       = 3
 	dryRunDefaultDelay     = time.Second
 	dryRunDemoInstructions = "# Demo task\n\nA dry run: the built-in mock agent completes three items, one per iteration.\n"
@@ -127,7 +125,7 @@ func (r *runner) setup(pos []string) error {
 		ws.meta.LastLog = r.log.path
 	}
 	r.writeLogHeader()
-	r.stop = &stopRequest{path: ws.stopPath(), changed: r.showStopState}
+	r.stop = &stopRequest{path: ws.stopPath()} // told of changes once the live view is up (startLive)
 	r.sup.con, r.sup.log = r.con, r.log
 	r.history, err = openHistory(ws.historyPath(), func(msg string) { r.con.errorf("warning: %s", msg) })
 	if err != nil {
@@ -330,9 +328,9 @@ func (r *runner) resolveAgent() error {
 		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
 	} else {
 		cmd := r.cfg.ClaudeCommand
-		path, err := exec.LookPath(cmd)
+		path, err := findAgent(cmd)
 		if err != nil {
-			return agentLookupError(cmd, err)
+			return err
 		}
 		r.spec = childSpec{path: path, argv0: cmd}
 	}

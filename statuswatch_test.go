@@ -60,7 +60,7 @@ func TestEndEvent(t *testing.T) {
 	}{
 		{ending{code: exitOK, status: statusCompleted}, "completion"},
 		{ending{code: exitOK, status: statusStopped}, "stopped"},
-		{ending{code: exitSIGTRM, status: statusInterrupted, signal: os.Interrupt}, "stopped"},
+		{ending{code: 143, status: statusInterrupted, signal: os.Interrupt}, "stopped"},
 		{ending{code: exitError, status: statusFailed, hint: "look"}, "error"},
 	} {
 		ev := endEvent(tc.end, "the summary")

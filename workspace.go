@@ -72,6 +72,10 @@ func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, met
 
 func (w *workspace) stopPath() string { return filepath.Join(w.StateDir, stopFile) }
 
+func (w *workspace) historyPath() string { return filepath.Join(w.StateDir, historyFile) }
+
+func (w *workspace) statePath() string { return filepath.Join(w.StateDir, runStateFile) }
+
 func (w *workspace) logsPath() string { return filepath.Join(w.StateDir, logsDir) }
 
 func (w *workspace) instructionsPath() string { return filepath.Join(w.Dir, instructionsFile) }
