@@ -136,7 +136,11 @@ func (k *keyboard) pause() {
 	k.paused = true
 	k.tty.SetReadDeadline(time.Now())
 	if k.cbreak {
-		setTermios(k.tty, k.saved)
+		if now, err := getTermios(k.tty); err == nil {
+			putModes(k.tty, now, k.saved)
+		} else {
+			setTermios(k.tty, k.saved)
+		}
 		k.cbreak = false
 	}
 }
@@ -207,7 +211,7 @@ func (k *keyboard) keepMode() bool {
 		return false
 	}
 	if now, err := getTermios(k.tty); err == nil && *now != k.mode && k.inForeground() {
-		setTermios(k.tty, &k.mode)
+		putModes(k.tty, now, &k.mode)
 	}
 	return true
 }

@@ -59,3 +59,14 @@ func (m *savedMode) restoreAtExit() {
 		m.f.WriteString("\x1b[?25h")
 	}
 }
+
+// putModes sets want on terminal f, whose modes are now. When now has ISIG
+// off and want has it on, what was typed meanwhile is discarded: a Ctrl+C
+// typed then is a plain byte, which the shell would read as input once the
+// tool exits.
+func putModes(f *os.File, now, want *syscall.Termios) {
+	setTermios(f, want)
+	if now.Lflag&syscall.ISIG == 0 && want.Lflag&syscall.ISIG != 0 {
+		flushInput(f)
+	}
+}
