@@ -196,6 +196,9 @@ func (r *runner) loop() ending {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
 	}
 	for {
+		if end := workspaceGone(r.ws); end != nil {
+			return *end
+		}
 		if end := r.checkDeadline(); end != nil {
 			return *end
 		}
