@@ -103,6 +103,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) exitStatus {
 		fmt.Fprintf(stderr, "Run '%s --help' for the list of commands.\n", progName)
 		return exitStatus{code: exitUsage}
 	}
+	warnUserConfig(stderr)
 	return report(env, c, c.run(env, rest))
 }
 

@@ -230,7 +230,7 @@ func loadFileLayer(name, path string) (*configLayer, error) {
 
 // baseLayers loads the user and project layers.
 func baseLayers(projectRoot string) (project, user *configLayer, err error) {
-	user, err = loadFileLayer(layerUser, userConfigPath())
+	user, err = loadFileLayer(layerUser, userConfigFile())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -156,6 +156,7 @@ func (r *runner) startLive() {
 		poll: func() {
 			r.flushMetadata()
 			r.stop.poll(false)
+			keepTerminalMode(r.sup.kb, r.termMode)
 			r.live.tick(time.Now(), r.sup.interrupt, r.sup.suspended)
 		},
 		quiet: quiet,
@@ -198,6 +199,9 @@ func (r *runner) loop() ending {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
 	}
 	for {
+		if end := workspaceGone(r.ws); end != nil {
+			return *end
+		}
 		if end := r.checkDeadline(); end != nil {
 			return *end
 		}
@@ -416,7 +420,7 @@ func (r *runner) finish(end ending) error {
 		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", run.Iterations),
 		fmt.Sprintf("Cost: $%.4f", run.CostUSD), "Elapsed: "+roundDuration(elapsed).String())
 	r.sup.kb.close()
-	r.termMode.restore()
+	r.termMode.restoreAtExit()
 	r.con.releaseHeld(true)
 	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
 		r.con.rawf("Done.")

@@ -265,7 +265,7 @@ func (w *workspace) save() error {
 
 // saveSync writes .metadata.json, fsynced when durable is set.
 func (w *workspace) saveSync(durable bool) error {
-	if err := os.MkdirAll(w.StateDir, 0o755); err != nil {
+	if err := ensureStateDir(w); err != nil {
 		return err
 	}
 	return writeJSONAtomicSync(w.metadataPath(), w.meta, durable)
