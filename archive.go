@@ -171,6 +171,30 @@ func addWorkspace(tw *tar.Writer, dir, top string, info *archiveInfo) error {
 	})
 }
 
+// outwardLinks returns the symbolic links under the workspace directory dir
+// that lead out of it, relative to dir, in lexical order: restore refuses
+// an archive holding one.
+func outwardLinks(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if checkLinkInside(dir, filepath.ToSlash(rel)) != nil {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // addEntry writes one file of the workspace dir (rel, "" for dir itself),
 // described by its Lstat fi, to tw.
 func addEntry(tw *tar.Writer, dir, rel, top string, fi fs.FileInfo, info *archiveInfo) error {

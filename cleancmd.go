@@ -19,7 +19,7 @@ import (
 )
 
 // cleanUsage is the manual of the clean command.
-const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive]
+const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive] [--allow-outward-links]
 
 Removes a workspace after archiving it to
 claude-iterate/archive/<name>-<UTC time>.tar.gz in the project root: a
@@ -29,9 +29,17 @@ restore' brings it back. On a terminal, clean asks for confirmation;
 elsewhere it needs -f. A workspace being run is not cleaned: stop the run
 first.
 
+A workspace holding a symbolic link that leads out of it (a Python venv has
+them) is not cleaned: 'archive restore' would refuse its archive. Remove the
+link first, or give --allow-outward-links.
+
+Declining the question leaves the workspace and exits 0.
+
 Options:
-  -f, --force    remove without asking
-  --no-archive   remove without archiving: the workspace is gone for good
+  -f, --force              remove without asking
+  --no-archive             remove without archiving: the workspace is gone for good
+  --allow-outward-links    archive and remove even with links leading out of
+                           the workspace (only tar will unpack that archive)
 
 Examples:
   claude-iterate clean api-migration
@@ -71,6 +79,7 @@ func runClean(env *cliEnv, args []string) error {
 	force := flags.Bool("f", false, "")
 	flags.BoolVar(force, "force", false, "")
 	noArchive := flags.Bool("no-archive", false, "")
+	allowOutward := flags.Bool("allow-outward-links", false, "")
 	pos, err := parseFlags(flags, args, 1)
 	if err != nil {
 		return err
@@ -98,6 +107,25 @@ func runClean(env *cliEnv, args []string) error {
 	}
 	shownDir := relPath(env.projectRoot, w.Dir)
 	shownArchives := relPath(env.projectRoot, archiveDir)
+	var outward []string
+	if !*noArchive {
+		// Checked before the question: an archive that restore refuses is
+		// no archive to the user who answers it.
+		if outward, err = outwardLinks(w.Dir); err != nil {
+			return fmt.Errorf("checking workspace %s: %w", w.Name, err)
+		}
+		if len(outward) > 0 && !*allowOutward {
+			more := ""
+			if len(outward) > 1 {
+				more = fmt.Sprintf(" (and %d more)", len(outward)-1)
+			}
+			return withHint(fmt.Errorf("not cleaning workspace %s: the symbolic link %s%s leads out of it, and 'archive restore' would refuse its archive", w.Name, filepath.Join(shownDir, outward[0]), more),
+				"remove the link first, or clean it anyway (only tar will unpack the archive): claude-iterate clean --allow-outward-links %s", shellQuote(arg))
+		}
+		for _, l := range outward {
+			fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
+		}
+	}
 	if !*force {
 		question := fmt.Sprintf("Archive workspace %s to %s/ and remove %s? [y/N] ", w.Name, shownArchives, shownDir)
 		if *noArchive {
@@ -108,7 +136,9 @@ func runClean(env *cliEnv, args []string) error {
 			return failUsage(env, fmt.Errorf("not removing workspace %s without confirmation: %v", w.Name, err), "to remove it without a question: claude-iterate clean -f %s", arg)
 		}
 		if !yes {
-			return fmt.Errorf("workspace %s was not removed", w.Name)
+			// Declining is an answer, not an error.
+			fmt.Fprintf(env.stdout, "Workspace %s was not removed\n", w.Name)
+			return nil
 		}
 	}
 	var info *archiveInfo
@@ -119,9 +149,6 @@ func runClean(env *cliEnv, args []string) error {
 		}
 		for _, rel := range info.skipped {
 			fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))
-		}
-		for _, l := range info.outward {
-			fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
 		}
 		fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%d files, %s)\n", w.Name, relPath(env.projectRoot, info.path), info.files, byteSize(info.size))
 	}
