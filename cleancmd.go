@@ -178,7 +178,11 @@ func checkRemovable(env *cliEnv, w *workspace, archiveDir string) error {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return fmt.Errorf("workspace %s is a symbolic link (%s): clean removes only real directories", w.Name, relPath(env.projectRoot, w.Dir))
 	}
-	if within(w.Dir, env.projectRoot) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("finding the current directory: %w", err)
+	}
+	if within(w.Dir, wd) || within(w.Dir, env.projectRoot) {
 		return fmt.Errorf("workspace %s (%s) holds the current directory: clean it from elsewhere", w.Name, w.Dir)
 	}
 	if within(w.Dir, archiveDir) {

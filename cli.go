@@ -32,8 +32,11 @@ type command struct {
 type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	// projectRoot is the directory the tool was started in.
-	projectRoot string
+	// projectRoot is the nearest directory upwards from the one the tool
+	// was started in that holds claude-iterate/ or .claude-iterate.json,
+	// else the one it was started in; rootMarker is what marked it ("" for
+	// none).
+	projectRoot, rootMarker string
 }
 
 // commandTable lists the subcommands in the order help shows them.
@@ -80,7 +83,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) exitStatus {
 		fmt.Fprintf(stderr, "%s: finding the current directory: %v\n", progName, err)
 		return exitStatus{code: exitError}
 	}
-	env := &cliEnv{stdin: stdin, stdout: stdout, stderr: stderr, projectRoot: wd}
+	root, marker := findProjectRoot(wd)
+	env := &cliEnv{stdin: stdin, stdout: stdout, stderr: stderr, projectRoot: root, rootMarker: marker}
 
 	if len(args) == 0 {
 		printMainUsage(stderr)

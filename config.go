@@ -508,6 +508,9 @@ func runConfig(env *cliEnv, args []string) error {
 	}
 	layers = append(layers, project, user)
 	s := resolveSettings(layers...)
+	if !*asJSON {
+		fmt.Fprintf(env.stdout, "%s\n\n", describeProjectRoot(env))
+	}
 	return printSettings(env.stdout, s, ws, *asJSON)
 }
 
