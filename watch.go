@@ -57,7 +57,8 @@ func (w *workspace) statePath() string { return filepath.Join(w.StateDir, runSta
 
 // readRunState reads a run state file.
 func readRunState(path string) (*runState, error) {
-	data, err := os.ReadFile(path)
+	// The agent works in the workspace: the file may be anything.
+	data, err := readRegularFile(path, metadataCap)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +111,13 @@ func runWatch(env *cliEnv, args []string) error {
 	}
 }
 
-// lastEnding says how the workspace's last run ended, or "".
+// lastEnding says how the workspace's last run ended, or "". A run that
+// died without cleaning up (kill -9) is said to, as status does: its state
+// file never says it ended, and an older run's ending is not its own.
 func lastEnding(w *workspace) string {
+	if w.displayStatus() == statusKilled {
+		return fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
+	}
 	if st, err := readRunState(w.statePath()); err == nil && st.Ended && st.Ending != "" {
 		return fmt.Sprintf("%s, exit %d", st.Ending, st.ExitCode)
 	}
