@@ -72,10 +72,7 @@ func runList(env *cliEnv, args []string) error {
 
 // listWorkspaces prints the workspaces.
 func listWorkspaces(env *cliEnv) error {
-	dir, err := workspacesDir(env)
-	if err != nil {
-		return err
-	}
+	dir := workspacesDirLenient(env)
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.projectRoot, dir)
 	}
@@ -261,7 +258,7 @@ func runStatus(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "Summary:     %s\n", r.Summary)
 	}
 	if r.StopRequested {
-		fmt.Fprintf(out, "Stop:        requested (%s exists; 'claude-iterate stop --cancel' removes it)\n", stopFile)
+		fmt.Fprintf(out, "Stop:        requested (%s exists; '%s' removes it)\n", stopFile, cancelCommand(pos))
 	}
 	if r.LastStopReason != "" {
 		fmt.Fprintf(out, "Last stop:   %s (exit %d)\n", r.LastStopReason, derefInt(r.LastExitCode))
@@ -307,11 +304,27 @@ func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 		}
 		return w, nil
 	}
-	dir, err := workspacesDir(env)
-	if err != nil {
-		return nil, err
+	return openWorkspace(env.projectRoot, workspacesDirLenient(env), pos[0])
+}
+
+// workspacesDirLenient is workspacesDir for the commands that only look at
+// a workspace or stop its run (status, list, watch, stop): a broken config
+// file must not lock the user out of a live run, so it is left out with a
+// warning.
+func workspacesDirLenient(env *cliEnv) string {
+	layers := []*configLayer{envLayer()}
+	for _, f := range []struct{ name, path string }{
+		{layerProject, filepath.Join(env.projectRoot, projectConfigName)},
+		{layerUser, userConfigPath()},
+	} {
+		l, err := loadFileLayer(f.name, f.path)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "%s: warning: %v (ignored here)\n", progName, err)
+			continue
+		}
+		layers = append(layers, l)
 	}
-	return openWorkspace(env.projectRoot, dir, pos[0])
+	return resolveSettings(layers...).str("workspacesDir")
 }
 
 // workspacesDir is the workspaces directory as the configuration files and
