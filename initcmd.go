@@ -45,7 +45,7 @@ Options:
   --instructions FILE         the task, copied to INSTRUCTIONS.md; "-" reads
                               standard input. Without it, INSTRUCTIONS.md is a
                               template to edit before 'run'
-  -m, --max-iterations N      iterations per run (default 50 loop, 20 iterative)
+  -m, --max-iterations N      iterations per run, N at least 1 (default 50 loop, 20 iterative)
   -d, --delay SECS            seconds between iterations (default 2)
   --stagnation-threshold N    iterative mode: iterations without work that stop
                               the run (default 2; 0 never)
@@ -83,6 +83,9 @@ func runInit(env *cliEnv, args []string) error {
 	}
 	if *mode != modeLoop && *mode != modeIterative {
 		return usagef("invalid value %q for flag --mode: want loop or iterative", *mode)
+	}
+	if maxIter.set && maxIter.n == 0 {
+		return errZeroIterations
 	}
 	if notifyURL.set {
 		if err := checkNotifyURL(notifyURL.s); err != nil {

@@ -25,7 +25,7 @@ workspace, state lives in .claude-iterate/, and PROMPT.md is sent verbatim
 each iteration, re-read every time so it can be edited while the loop runs.
 
 Options:
-  -m, --max-iterations N      stop after N iterations (default 50 loop, 20 iterative)
+  -m, --max-iterations N      stop after N iterations, N at least 1 (default 50 loop, 20 iterative)
   -d, --delay SECS            seconds between iterations (default 2)
   --no-delay                  no pause between iterations
   --stagnation-threshold N    iterative mode: stop after N iterations without
@@ -261,6 +261,9 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.noDelay && o.delay.set {
 		return nil, nil, usagef("--no-delay and -d/--delay contradict each other")
 	}
+	if o.maxIterations.set && o.maxIterations.n == 0 {
+		return nil, nil, errZeroIterations
+	}
 	if o.maxFailures.set && o.maxFailures.n == 0 {
 		return nil, nil, usagef("invalid value \"0\" for flag --max-failures: must be at least 1")
 	}
@@ -272,6 +275,10 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	}
 	return o, pos, nil
 }
+
+// errZeroIterations refuses -m 0, which the config's 0 (the mode's
+// default, 50 or 20) would otherwise turn into 50 iterations silently.
+var errZeroIterations = usagef("invalid value \"0\" for flag -m/--max-iterations: must be at least 1 (leave it out for the mode's default)")
 
 // flagSettings is the flag layer of the configuration.
 func (o *runOptions) flagSettings() *configLayer {
