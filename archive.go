@@ -100,7 +100,8 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 	if err := gz.Close(); err != nil {
 		return nil, err
 	}
-	if err := f.Chmod(0o644); err != nil {
+	// Private: the workspace's .metadata.json may hold a secret.
+	if err := f.Chmod(0o600); err != nil {
 		return nil, err
 	}
 	if err := f.Sync(); err != nil {

@@ -11,6 +11,7 @@ package main
 // half way (initcmd.go). A corrupt .metadata.json is reported, never reset.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -305,12 +306,20 @@ func (w *workspace) save() error {
 	return w.saveSync(true)
 }
 
+// metadataPerm is the permissions of .metadata.json: private, as its
+// config may hold a secret (a notify URL's password).
+const metadataPerm = 0o600
+
 // saveSync writes .metadata.json, fsynced when durable is set.
 func (w *workspace) saveSync(durable bool) error {
 	if err := os.MkdirAll(w.StateDir, 0o755); err != nil {
 		return err
 	}
-	return writeJSONAtomicSync(w.metadataPath(), w.meta, durable)
+	data, err := json.MarshalIndent(w.meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomicSync(w.metadataPath(), append(data, '\n'), metadataPerm, durable)
 }
 
 // runningPID returns the pid of a live run of this workspace, or 0.
