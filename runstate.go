@@ -184,6 +184,7 @@ func (r *runner) startLive() {
 		events := r.cfg.list("notifyEvents")
 		r.log.printf("[notifications: %s, events: %v]", redactURL(u), events)
 		l.notify = newNotifier(u, events, func(msg string) { r.log.printf("WARNING: %s", msg) })
+		l.notify.onScreen(func(msg string) { r.con.errorf("%s", msg) })
 	}
 	r.live = l
 	// Without a panel to keep current or notifications to send, nothing
