@@ -121,6 +121,7 @@ Stopping a run:
   claude-iterate stop      the same, from another shell (or: touch <workspace>/.stop)
   Ctrl+C                   stop now: the agent gets SIGINT and time to clean up
   Ctrl+C twice             force: kill the agent and everything it started
+  Ctrl+\                   force at once (SIGQUIT)
   Ctrl+Z / fg              suspend and resume the tool, the agent and its tools
 
 Exit status:

@@ -95,6 +95,9 @@ Stopping:
   claude-iterate stop <ws>    the same from another shell
   Ctrl+C                      interrupt the agent, wait for it, exit 130
   Ctrl+C twice                kill the agent and all it started, exit 130
+  Ctrl+\ (SIGQUIT)            like Ctrl+C twice, at once, exit 131
+  kill -TERM                  SIGTERM to the agent, SIGKILL after 5s, exit 143
+  closing the terminal        the same, by SIGHUP: exit 129
   Ctrl+Z, fg, bg              suspend and resume everything
 
 Conditions:

@@ -44,8 +44,10 @@ alone; to stop the run after its current iteration, use
 With no run in progress, watch says so, shows how the last run ended, and
 exits 1.
 
-Exit status: the run's (0, 1, 129, 130, 143); 1 when no run is in progress
-or the run ended without saying how (killed with SIGKILL); 130 after Ctrl+C.
+Exit status: the run's (0, 1; 129, 130, 131 or 143 when it ended by SIGHUP,
+SIGINT, SIGQUIT or SIGTERM); 1 when no run is in progress or the run ended
+without saying how (killed with SIGKILL); 130 after Ctrl+C (129 or 143
+when the watch itself gets SIGHUP or SIGTERM).
 
 Examples:
   claude-iterate watch demo
