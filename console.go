@@ -3,7 +3,7 @@ package main
 // This file implements the run's console output. The rules are: quiet prints
 // errors only; progress (the default) prints a line at each iteration's start
 // and end and the run's last line; verbose adds the agent's transcript. On a
-// terminal (stdout a terminal, TERM not dumb, no NO_COLOR) a live panel is
+// terminal (stdout a terminal, TERM not dumb) a live panel is
 // kept below the scrolling lines: erased before anything scrolls, drawn
 // again after it, erased before the tool suspends, never drawn while the
 // tool is in the background, and dropped for good before the run's last
@@ -37,8 +37,9 @@ type console struct {
 	level string
 	// tty is stdout when it is a terminal.
 	tty *os.File
-	// fancy allows in-place updates (a terminal that is not dumb, and no
-	// NO_COLOR); color, SGR colours too.
+	// fancy allows in-place updates (a terminal that is not dumb); color,
+	// SGR colours too (and no NO_COLOR: by its convention it turns off
+	// colour only).
 	fancy, color bool
 
 	// panel is the block kept below the scrolling lines (nil: none), drawn
@@ -62,9 +63,9 @@ type console struct {
 func newConsole(out, errw io.Writer, level string) *console {
 	dest := holdInBackground(out)
 	c := &console{out: bufio.NewWriterSize(dest, 64<<10), dest: dest, err: holdInBackground(errw), level: level}
-	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" && os.Getenv("NO_COLOR") == "" {
+	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" {
 		c.fancy, c.tty = true, f
-		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM"))
+		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM")) && os.Getenv("NO_COLOR") == ""
 		c.refreshForeground()
 	}
 	return c
