@@ -35,8 +35,10 @@ type panelOpts struct {
 	color   bool // SGR colours
 	oneLine bool // the verbose level's one-line panel
 	// watch draws it for 'claude-iterate watch': the s key is not this
-	// terminal's.
-	watch bool
+	// terminal's; cancel is the command that withdraws a stop request
+	// there ("": claude-iterate stop --cancel).
+	watch  bool
+	cancel string
 }
 
 // SGR styles of the panel.
@@ -84,7 +86,7 @@ func renderPanel(st *runState, now time.Time, o panelOpts) []string {
 	lines = append(lines, renderItems([]panelItem{{segs: []segment{{"Now: ", styleDim}, {nowText(st, now, o.watch), styleCyan}}, flex: true}}, "", w, o.color))
 	if st.StopSource != "" {
 		lines = append(lines, renderItems([]panelItem{
-			{segs: []segment{{stopIndicator(st, o.watch), styleYellow}}, prio: 2, flex: true},
+			{segs: []segment{{stopIndicator(st, o), styleYellow}}, prio: 2, flex: true},
 			{segs: []segment{{"from " + stopSourceText(st.StopSource), styleNone}}, prio: 1},
 		}, " · ", w, o.color))
 	}
@@ -177,7 +179,7 @@ func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
 		{segs: []segment{{fmt.Sprintf("%d/%d", st.Done, st.Max), styleBold}}, prio: 5},
 	}
 	if st.StopSource != "" {
-		items = append(items, panelItem{segs: []segment{{stopIndicator(st, o.watch), styleYellow}}, prio: 8, flex: true})
+		items = append(items, panelItem{segs: []segment{{stopIndicator(st, o), styleYellow}}, prio: 8, flex: true})
 	}
 	items = append(items,
 		panelItem{segs: []segment{{nowText(st, now, o.watch), styleCyan}}, prio: 7, flex: true},
@@ -191,9 +193,11 @@ func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
 }
 
 // stopIndicator is the stop request's line.
-func stopIndicator(st *runState, watch bool) string {
+func stopIndicator(st *runState, o panelOpts) string {
 	switch {
-	case watch:
+	case o.watch && o.cancel != "":
+		return "Stop requested (" + o.cancel + " to cancel)"
+	case o.watch:
 		return "Stop requested (claude-iterate stop --cancel to cancel)"
 	case st.Keyboard:
 		return "Stop requested (press s to cancel)"

@@ -84,6 +84,15 @@ func runStop(env *cliEnv, args []string) error {
 	return nil
 }
 
+// stopCommand is the command that requests a stop of the workspace given
+// as pos (none: the ralph-mode run).
+func stopCommand(pos []string) string {
+	if len(pos) == 1 {
+		return "claude-iterate stop " + shellQuote(pos[0])
+	}
+	return "claude-iterate stop"
+}
+
 // cancelCommand is the command that withdraws a stop request of the
 // workspace given as pos (none: the ralph-mode run).
 func cancelCommand(pos []string) string {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -95,7 +96,7 @@ func runWatch(env *cliEnv, args []string) error {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	con := newConsole(env.stdout, env.stderr, outputProgress)
-	v := &watcher{con: con, path: w.statePath(), pid: pid}
+	v := &watcher{con: con, path: w.statePath(), pid: pid, stopCmd: stopCommand(pos), cancelCmd: cancelCommand(pos)}
 	defer con.dropPanel()
 	tick := time.NewTicker(watchPoll)
 	defer tick.Stop()
@@ -142,6 +143,28 @@ type watcher struct {
 	told        bool
 	lastDraw    time.Time
 	lastAlive   time.Time
+	// stopCmd and cancelCmd stop the run and withdraw that, from here:
+	// the run's own lines name its s key, which is not this terminal's.
+	stopCmd, cancelCmd string
+}
+
+// Lines of a run that has a keyboard, which watch rewords (loop.go writes
+// them).
+const (
+	runKeysHint   = "; press s to stop after the current iteration"
+	runStopByKeys = "Stop requested (press s to cancel)"
+)
+
+// reword says in a run's line what to do from watch's terminal instead of
+// the run's s key.
+func (v *watcher) reword(line string) string {
+	if rest, ok := strings.CutSuffix(line, runKeysHint); ok {
+		return rest + "; " + v.stopCmd + " to stop after the current iteration"
+	}
+	if line == runStopByKeys {
+		return "Stop requested (" + v.cancelCmd + " to cancel)"
+	}
+	return line
 }
 
 // step looks at the state file and the run and shows what is new; once
@@ -198,7 +221,7 @@ func (v *watcher) show(st *runState) {
 		if first && l.Seq < st.Lines[len(st.Lines)-1].Seq-4 {
 			continue // the context: the last few lines only
 		}
-		v.con.progressf("%s", l.Text)
+		v.con.progressf("%s", v.reword(l.Text))
 	}
 	if !st.Ended {
 		v.draw(time.Now())
@@ -212,7 +235,7 @@ func (v *watcher) draw(now time.Time) {
 		return
 	}
 	v.con.refreshForeground()
-	v.con.setPanel(renderPanel(v.st, now, panelOpts{width: v.con.termWidth(), color: v.con.color, watch: true}))
+	v.con.setPanel(renderPanel(v.st, now, panelOpts{width: v.con.termWidth(), color: v.con.color, watch: true, cancel: v.cancelCmd}))
 }
 
 // end prints the run's last line and returns its exit status.
