@@ -155,7 +155,7 @@ func fieldItems(st *runState, now time.Time) []panelItem {
 		return panelItem{segs: []segment{{label + " ", styleDim}, {value, styleNone}}, prio: prio}
 	}
 	items := []panelItem{field("Elapsed", compactDuration(st.elapsed(now)), 9)}
-	if eta, ok := st.eta(now); ok {
+	if eta, ok := panelETA(st, now); ok {
 		items = append(items, field("ETA", "~"+compactDuration(eta), 6))
 	}
 	if st.Done > 0 {
@@ -213,6 +213,54 @@ func stopSourceText(source string) string {
 		return stopFile
 	}
 	return source
+}
+
+// panelETA estimates the time left at now, once an iteration is done. An
+// iteration's cycle is its own duration plus the gap before the next one
+// (the delay, the stop conditions): measured from start to start once two
+// iterations have started, else the average iteration plus the delay in
+// progress. In loop mode (one item per iteration) the items left bound the
+// iterations left. The last iteration has no delay after it.
+func panelETA(st *runState, now time.Time) (time.Duration, bool) {
+	if st.Done == 0 || st.Max == 0 || st.Ended {
+		return 0, false
+	}
+	avg := time.Duration(st.IterTotalMS) * time.Millisecond / time.Duration(st.Done)
+	left := st.Max - st.Done
+	if st.Mode == modeLoop && st.Tasks != nil && st.Tasks.Total > 0 {
+		left = min(left, st.Tasks.Total-st.Tasks.Completed)
+	}
+	if left <= 0 {
+		return 0, false
+	}
+	running := st.Phase == phaseRunning
+	// after: the iterations still to start once the current cycle ends.
+	after := left
+	if running {
+		after--
+	}
+	if cycles := st.Iteration - 1; cycles > 0 && !st.IterStarted.IsZero() {
+		suspended := time.Duration(st.SuspendedMS) * time.Millisecond
+		cycle := max(st.IterStarted.Sub(st.Started)-suspended, 0) / time.Duration(cycles)
+		cycle = max(cycle, avg)
+		gap := cycle - avg
+		// The current cycle ends cycle after it started, less its gap
+		// if no iteration follows.
+		d := st.IterStarted.Add(cycle).Sub(now) + time.Duration(after)*cycle - gap
+		if running {
+			// The current iteration overran its cycle: what follows it.
+			d = max(d, time.Duration(after)*cycle-gap)
+		}
+		return max(d, 0), true
+	}
+	d := avg * time.Duration(left)
+	switch {
+	case running:
+		d -= min(now.Sub(st.IterStarted), avg)
+	case st.Phase == phaseDelay:
+		d += max(st.WaitUntil.Sub(now), 0)
+	}
+	return max(d, 0), true
 }
 
 // nowText is what the run is doing now, in words.
