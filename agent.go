@@ -11,11 +11,49 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"time"
 )
+
+// notFoundMessage is what every command that starts claude says when there
+// is none.
+const notFoundMessage = "claude CLI not found: install it or set --claude / claude.command"
+
+// findAgent finds the agent command cmd, as run, setup and edit start it:
+// its path, or an error that says why it cannot be used.
+func findAgent(cmd string) (string, error) {
+	path, err := exec.LookPath(cmd)
+	if err != nil {
+		return "", agentLookupError(cmd, err)
+	}
+	return path, nil
+}
+
+// agentLookupError explains why the agent command cmd cannot be used: not
+// found, or found but not runnable (not executable, a directory).
+func agentLookupError(cmd string, err error) error {
+	if errors.Is(err, exec.ErrNotFound) {
+		return withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return withHint(errors.New(notFoundMessage), "%s does not exist", cmd)
+	}
+	reason := err
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		reason = unwrapPathError(ee.Err)
+	}
+	hint := "set --claude / claude.command to the claude program"
+	if errors.Is(err, fs.ErrPermission) {
+		hint = fmt.Sprintf("make it executable (chmod +x %s), or %s", shellQuote(cmd), hint)
+	}
+	return withHint(fmt.Errorf("claude CLI %s cannot be run: %v", cmd, reason), "%s", hint)
+}
 
 // startAgent starts the agent. Its formatted transcript goes to transcript,
 // its raw stderr to stderrLog; what it did is recorded in the returned

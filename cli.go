@@ -50,6 +50,7 @@ func commandTable() []*command {
 		{name: "watch", summary: "show the live panel of a run in progress, from another shell", usage: watchUsage, run: runWatch},
 		{name: "list", summary: "list workspaces with status, iterations and progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
+		{name: "history", summary: "show what each iteration did: a table and a chart per run", usage: historyUsage, run: runHistory},
 		{name: "reset", summary: "forget a workspace's runs, keeping its task", usage: resetUsage, run: runReset},
 		{name: "clean", summary: "archive a workspace, then remove it", usage: cleanUsage, run: runClean},
 		{name: "archive", summary: "list archived workspaces, or restore one", usage: archiveUsage, run: runArchive},

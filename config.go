@@ -11,15 +11,12 @@ package main
 // errors naming the file, the position and the key; nothing is ignored.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 )
@@ -100,18 +97,71 @@ type configLayer struct {
 	values map[string]any
 }
 
-// settings is the effective configuration.
+// settings is the effective configuration: each key's value, typed, and
+// for the config command where it came from.
 type settings struct {
-	values  map[string]any
-	sources map[string]string
+	WorkspacesDir string
+	MaxIterations int // 0: the mode's default
+	Delay         time.Duration
+	Stagnation    int
+	OutputLevel   string
+	ClaudeCommand string
+	ClaudeArgs    []string
+	NotifyURL     string
+	NotifyEvents  []string
+	StatusWatch   statusWatchSettings
+	Stop          *stopConfig // nil: none configured
+
+	values  map[string]any    // by key, as the config command shows them
+	sources map[string]string // the layer each key's value came from
 	layers  []*configLayer
 }
 
-func (s *settings) str(k string) string    { return s.values[k].(string) }
-func (s *settings) count(k string) int     { return s.values[k].(int) }
-func (s *settings) list(k string) []string { return s.values[k].([]string) }
-func (s *settings) seconds(k string) time.Duration {
-	return time.Duration(s.values[k].(float64) * float64(time.Second))
+// statusWatchSettings are the notification.statusWatch keys.
+type statusWatchSettings struct {
+	Enabled        bool
+	Debounce       time.Duration
+	OnlyMeaningful bool
+}
+
+// isDefault reports whether key's value is the built-in default.
+func (s *settings) isDefault(key string) bool { return s.sources[key] == layerDefault }
+
+// set stores the value of key (of its kind, checked when it was read) in
+// its typed field; it reports false for a key it does not know, which a
+// test rules out for every key of configKeys.
+func (s *settings) set(key string, v any) bool {
+	switch key {
+	case "workspacesDir":
+		s.WorkspacesDir = v.(string)
+	case "defaultMaxIterations":
+		s.MaxIterations = v.(int)
+	case "defaultDelay":
+		s.Delay = time.Duration(v.(float64) * float64(time.Second))
+	case "defaultStagnationThreshold":
+		s.Stagnation = v.(int)
+	case "outputLevel":
+		s.OutputLevel = v.(string)
+	case "claude.command":
+		s.ClaudeCommand = v.(string)
+	case "claude.args":
+		s.ClaudeArgs = v.([]string)
+	case "notifyUrl":
+		s.NotifyURL = v.(string)
+	case "notifyEvents":
+		s.NotifyEvents = v.([]string)
+	case "notification.statusWatch.enabled":
+		s.StatusWatch.Enabled = v.(bool)
+	case "notification.statusWatch.debounceMs":
+		s.StatusWatch.Debounce = time.Duration(v.(int)) * time.Millisecond
+	case "notification.statusWatch.notifyOnlyMeaningful":
+		s.StatusWatch.OnlyMeaningful = v.(bool)
+	case "stop":
+		s.Stop, _ = v.(*stopConfig)
+	default:
+		return false
+	}
+	return true
 }
 
 // resolveSettings merges layers, highest first, over the defaults.
@@ -129,6 +179,9 @@ func resolveSettings(layers ...*configLayer) *settings {
 		for k, v := range l.values {
 			s.values[k], s.sources[k] = v, l.name
 		}
+	}
+	for k, v := range s.values {
+		s.set(k, v)
 	}
 	return s
 }
@@ -406,157 +459,4 @@ func redactURL(s string) string {
 		return s // as given: re-encoding would change what the user sees
 	}
 	return u.String()
-}
-
-// displayValue formats a value for the config command's table.
-func displayValue(key *configKey, v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "(none)"
-	case string:
-		if key.kind == kindURL {
-			if x == "" {
-				return "(none)"
-			}
-			return redactURL(x)
-		}
-		return x
-	case []string:
-		b, _ := json.Marshal(x)
-		return string(b)
-	case *stopConfig:
-		b, _ := json.Marshal(x)
-		return string(b)
-	}
-	return fmt.Sprint(v)
-}
-
-// jsonValue returns v in the form the config command's --json shows.
-func jsonValue(key *configKey, v any) any {
-	switch x := v.(type) {
-	case string:
-		if key.kind == kindURL {
-			return redactURL(x)
-		}
-	case *stopConfig:
-		return x
-	}
-	return v
-}
-
-// configUsageFormat is the manual of the config command, less its list of
-// keys (%s).
-const configUsageFormat = `Usage: claude-iterate config [<workspace>] [--json]
-
-Shows every configuration key with its effective value and the layer it
-comes from. Layers, highest first:
-
-  flag       command-line flags of 'run'
-  env        $CLAUDE_ITERATE_CLAUDE (claude.command)
-  workspace  "config" in <workspace>/.metadata.json (set by 'init' flags)
-  project    .claude-iterate.json in the project root (the current directory)
-  user       $XDG_CONFIG_HOME/claude-iterate/config.json (~/.config/... by default)
-  default    built in
-
-Config files are JSON objects; keys may be nested or dotted:
-
-  {"defaultDelay": 5, "claude": {"args": ["--model", "opus"]}}
-
-Any fault in a configuration file — invalid JSON, an unknown key, a value of
-the wrong type, a bad stop condition — is reported with the file, the
-position and the key, and exits with status 1, whatever command read it.
-
-Options:
-  --json   print {"key": {"value": …, "source": …}, …} instead of a table
-
-Keys:
-%s
-Examples:
-  claude-iterate config
-  claude-iterate config demo --json
-`
-
-// configUsage is the manual of the config command, with every key.
-func configUsage() string {
-	var b strings.Builder
-	for _, k := range configKeys {
-		fmt.Fprintf(&b, "  %s\n      %s\n", k.name, k.doc)
-	}
-	return fmt.Sprintf(configUsageFormat, b.String())
-}
-
-func runConfig(env *cliEnv, args []string) error {
-	fs := newFlagSet("config")
-	asJSON := fs.Bool("json", false, "")
-	pos, err := parseFlags(fs, args, 1)
-	if err != nil {
-		return err
-	}
-	project, user, err := baseLayers(env.projectRoot)
-	if err != nil {
-		return err
-	}
-	layers := []*configLayer{envLayer()}
-	var ws *workspace
-	if len(pos) == 1 {
-		base := resolveSettings(envLayer(), project, user)
-		ws, err = openWorkspace(env.projectRoot, base.str("workspacesDir"), pos[0])
-		if err != nil {
-			return err
-		}
-		layers = append(layers, ws.meta.configLayer)
-	}
-	layers = append(layers, project, user)
-	s := resolveSettings(layers...)
-	if !*asJSON {
-		fmt.Fprintf(env.stdout, "%s\n\n", describeProjectRoot(env))
-	}
-	return printSettings(env.stdout, s, ws, *asJSON)
-}
-
-func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
-	if asJSON {
-		type entry struct {
-			Value  any    `json:"value"`
-			Source string `json:"source"`
-		}
-		out := map[string]entry{}
-		for _, k := range configKeys {
-			out[k.name] = entry{jsonValue(&k, s.values[k.name]), s.sources[k.name]}
-		}
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
-	for _, k := range configKeys {
-		v := displayValue(&k, s.values[k.name])
-		if k.name == "defaultMaxIterations" && s.values[k.name] == 0 {
-			if ws != nil {
-				v = fmt.Sprintf("0 (%d in %s mode)", defaultMaxIterationsFor(ws.meta.Mode), ws.meta.Mode)
-			} else {
-				v = fmt.Sprintf("0 (%d in loop mode, %d in iterative mode)", defaultMaxIterationsFor(modeLoop), defaultMaxIterationsFor(modeIterative))
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.name, v, s.sources[k.name])
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	for _, l := range s.layers {
-		if l.path == "" {
-			continue
-		}
-		state := "found"
-		if _, err := os.Stat(l.path); err != nil {
-			state = "not found"
-		}
-		fmt.Fprintf(w, "%s config: %s (%s)\n", l.name, l.path, state)
-	}
-	return nil
 }

@@ -6,7 +6,7 @@ package main
 // lists the refusals in permission_denials. The rules are: every iteration
 // with refusals says so at the default level, naming the refused calls
 // (tool and file or command, the list clipped), and logs them all; the fix
-// is shown once per run; an iteration with refusals that made no progress
+// is shown once per run (iteration.go); an iteration with refusals that made no progress
 // (no higher progress.completed, no worked:true, not complete) is a failed
 // iteration, so that --max-failures ends a run that can do nothing.
 
@@ -67,55 +67,27 @@ func describeDenial(d permissionDenial, root string) string {
 	return name
 }
 
-// denialSummary is "3 tool calls refused: Write a.go, Bash "npm test", …",
-// naming at most max calls.
-func denialSummary(ds []permissionDenial, root string, max int) string {
+// describeDenials names each refused call, as describeDenial does.
+func describeDenials(ds []permissionDenial, root string) []string {
 	var names []string
-	for i, d := range ds {
-		if i == max {
-			names = append(names, fmt.Sprintf("and %d more", len(ds)-max))
-			break
-		}
+	for _, d := range ds {
 		names = append(names, describeDenial(d, root))
 	}
-	return fmt.Sprintf("%s refused: %s", plural(len(ds), "tool call"), strings.Join(names, ", "))
+	return names
+}
+
+// denialSummary is "3 tool calls refused: Write a.go, Bash "npm test", …",
+// naming at most max of the refused calls.
+func denialSummary(names []string, max int) string {
+	shown := names
+	if len(names) > max {
+		shown = append(names[:max:max], fmt.Sprintf("and %d more", len(names)-max))
+	}
+	return fmt.Sprintf("%s refused: %s", plural(len(names), "tool call"), strings.Join(shown, ", "))
 }
 
 // madeProgress reports whether the agent's status shows progress since the
 // best seen before this iteration.
 func madeProgress(ts taskStatus, bestCompleted int) bool {
 	return ts.Complete || (ts.Worked != nil && *ts.Worked) || (ts.HasProgress && ts.Completed > bestCompleted)
-}
-
-// noteRefusals logs the iteration's refused tool calls, and returns why the
-// iteration failed because of them: "" when there were none, or when the
-// iteration made progress all the same. failed says whether the iteration
-// failed already; the refusals are shown here unless they become the
-// failure, whose line names them.
-func (r *runner) noteRefusals(o *iterationOutcome, ts taskStatus, failed bool) string {
-	ds := o.denials()
-	r.lastRefused = len(ds) > 0
-	if len(ds) == 0 {
-		return ""
-	}
-	root := r.env.projectRoot
-	r.log.printf("REFUSED TOOL CALLS (%d):", len(ds))
-	for _, d := range ds {
-		r.log.printf("  %s", describeDenial(d, root))
-	}
-	summary := denialSummary(ds, root, maxDenialsShown)
-	if failed || madeProgress(ts, r.bestCompleted) {
-		r.con.noticef("iteration %d: %s", r.iter, summary)
-		return ""
-	}
-	return summary
-}
-
-// hintRefusals shows, once a run, how to let the agent use its tools,
-// after an iteration with refused tool calls.
-func (r *runner) hintRefusals() {
-	if r.lastRefused && !r.refusedHinted && r.con.level != outputQuiet {
-		r.refusedHinted = true
-		r.con.noticef("hint: %s", refusedHint)
-	}
 }

@@ -20,7 +20,7 @@ import (
 // useScratch returns a workspace like ws whose state lives in a scratch copy.
 // In ralph mode only the state directory is copied: the agent's files are
 // the project's, and the mock agent writes none of them.
-func (r *runner) useScratch(ws *workspace) (*workspace, error) {
+func (r *runPlan) useScratch(ws *workspace) (*workspace, error) {
 	dir, err := os.MkdirTemp("", "claude-iterate-dry-run-")
 	if err != nil {
 		return nil, fmt.Errorf("making a scratch copy for the dry run: %w", err)
@@ -102,7 +102,7 @@ func copyFile(src, dst string) error {
 
 // removeTemporaries removes what the run made for itself alone: the dry
 // run's scratch copy and the system prompt's file.
-func (r *runner) removeTemporaries() {
+func (r *runPlan) removeTemporaries() {
 	if r.promptFile != "" {
 		os.Remove(r.promptFile)
 	}

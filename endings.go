@@ -4,9 +4,9 @@ package main
 // on max iterations right after a failed iteration failed (exit 1) — a
 // script must be able to tell a run whose every iteration failed from a
 // success; a failure ending names the last iteration's error, so that even
-// -q shows the cause; and the money an iteration cost counts in the run's
-// and the workspace's totals whatever became of the iteration (interrupted,
-// retried after a usage limit).
+// -q shows the cause. (The money an iteration cost counts in the run's and
+// the workspace's totals whatever became of the iteration, interrupted or
+// retried after a usage limit: workTotals.add.)
 
 import (
 	"fmt"
@@ -28,14 +28,6 @@ func truthfulEnding(end ending, met *groupedCondition, failed bool, why string) 
 		end.reason += fmt.Sprintf(" (last error: %s)", clip(why, 300))
 	}
 	return end
-}
-
-// charge adds what an iteration cost to the run's and the workspace's
-// totals.
-func (r *runner) charge(o *iterationOutcome) {
-	c := o.cost()
-	r.cost += c
-	r.ws.meta.TotalCostUSD += c
 }
 
 // formatCost shows an amount as iterations show it: $0.0123.

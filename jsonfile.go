@@ -340,7 +340,7 @@ func decodeJSONFile(path string, data []byte, v any) error {
 			return &fileError{Path: path, Line: line, Col: col, Msg: "invalid JSON: " + se.Error()}
 		case errors.As(err, &te):
 			line, col := position(data, te.Offset)
-			return &fileError{Path: path, Line: line, Col: col, Key: te.Field, Msg: fmt.Sprintf("want %s, got %s", te.Type, te.Value)}
+			return &fileError{Path: path, Line: line, Col: col, Key: jsonKeyPath(te.Field), Msg: fmt.Sprintf("want %s, got %s", te.Type, te.Value)}
 		case errors.Is(err, io.EOF):
 			return &fileError{Path: path, Msg: "empty file (want a JSON object)"}
 		case errors.Is(err, io.ErrUnexpectedEOF):
@@ -350,4 +350,11 @@ func decodeJSONFile(path string, data []byte, v any) error {
 		return &fileError{Path: path, Msg: err.Error()}
 	}
 	return nil
+}
+
+// jsonKeyPath is the key path of a decoding error's field, without the
+// names of embedded structs (workTotals in .metadata.json), which are not
+// keys of the file.
+func jsonKeyPath(field string) string {
+	return strings.TrimPrefix(field, "workTotals.")
 }

@@ -18,8 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -84,27 +82,6 @@ The system prompt is prompts/<mode>/edit.md, replaced as setup's is.
 
 Examples:
   claude-iterate edit api-migration
-`
-
-// resetUsage is the manual of the reset command.
-const resetUsage = `Usage: claude-iterate reset [<workspace>] [--all]
-
-Forgets a workspace's runs: in .metadata.json, the iteration counts, the
-cost, the status, the last run, why it stopped and the stop conditions'
-progress go back to those of a new workspace. The mode and the workspace's
-configuration stay, as do INSTRUCTIONS.md, TODO.md, .status.json, the logs
-and every file of the agent. Prints what it reset. Without <workspace>,
-resets the ralph-mode run of the current directory. A workspace being run is
-not reset: stop the run first.
-
-Options:
-  --all   also remove .status.json and TODO.md, the agent's progress, so that
-          the next run starts the task over (in ralph mode only .status.json:
-          TODO.md is the project's)
-
-Examples:
-  claude-iterate reset demo
-  claude-iterate reset demo --all
 `
 
 // claimWorkspace makes sure that no run holds w before a command changes
@@ -206,16 +183,16 @@ type session struct {
 // system prompt template): the configured command and arguments, the system
 // prompt and a first message, and no -p.
 func newSession(env *cliEnv, cfg *settings, w *workspace, kind, instructions, first string) (*session, error) {
-	cmd := cfg.str("claude.command")
-	path, err := exec.LookPath(cmd)
+	cmd := cfg.ClaudeCommand
+	path, err := findAgent(cmd)
 	if err != nil {
-		return nil, withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
+		return nil, err
 	}
 	tmpl, _, err := promptTemplate(w, env.projectRoot, w.meta.Mode, kind)
 	if err != nil {
 		return nil, err
 	}
-	argv := append([]string{cmd}, cfg.list("claude.args")...)
+	argv := append([]string{cmd}, cfg.ClaudeArgs...)
 	argv = append(argv, "--append-system-prompt", expandPrompt(tmpl, env.projectRoot, w.Dir, instructions), first)
 	return &session{path: path, argv: argv, dir: env.projectRoot}, nil
 }
@@ -311,7 +288,7 @@ func runSetup(env *cliEnv, args []string) error {
 		return err
 	}
 	base := resolveSettings(envLayer(), project, user)
-	w, err := locateWorkspace(env.projectRoot, base.str("workspacesDir"), arg)
+	w, err := locateWorkspace(env.projectRoot, base.WorkspacesDir, arg)
 	if err != nil {
 		return err
 	}
@@ -436,7 +413,7 @@ func runEdit(env *cliEnv, args []string) error {
 		return err
 	}
 	base := resolveSettings(envLayer(), project, user)
-	w, err := openWorkspace(env.projectRoot, base.str("workspacesDir"), arg)
+	w, err := openWorkspace(env.projectRoot, base.WorkspacesDir, arg)
 	if err != nil {
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) {
@@ -503,104 +480,5 @@ func runEdit(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "%s is unchanged\n", shownTask)
 	}
 	fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", arg)
-	return nil
-}
-
-// resetMetadata forgets the runs recorded in m, as reset does, and returns
-// what changed, one "field\tbefore → after" line each.
-func resetMetadata(m *metadata) []string {
-	var changes []string
-	add := func(field, from, to string) {
-		changes = append(changes, field+"\t"+from+" → "+to)
-	}
-	if m.Status != statusNew {
-		add("status", m.Status, statusNew)
-	}
-	if m.Iterations != 0 || m.LastRunIterations != 0 || m.FailedIterations != 0 {
-		from := fmt.Sprint(m.Iterations)
-		if m.FailedIterations > 0 {
-			from += fmt.Sprintf(" (%d failed)", m.FailedIterations)
-		}
-		add("iterations", from, "0")
-	}
-	if m.TotalCostUSD != 0 {
-		add("cost", fmt.Sprintf("$%.2f", m.TotalCostUSD), "$0.00")
-	}
-	if m.LastRun != nil {
-		add("last run", m.LastRun.Local().Format("2006-01-02 15:04"), "never")
-	}
-	if m.LastStopReason != "" || m.LastExitCode != nil {
-		from := m.LastStopReason
-		if m.LastExitCode != nil {
-			from = strings.TrimSpace(fmt.Sprintf("%s (exit %d)", from, *m.LastExitCode))
-		}
-		add("last stop", from, "none")
-	}
-	if len(m.Conditions) > 0 {
-		add("conditions", fmt.Sprintf("progress of %d", len(m.Conditions)), "none")
-	}
-	m.Status, m.LastRun, m.PID = statusNew, nil, 0
-	m.Iterations, m.LastRunIterations, m.FailedIterations = 0, 0, 0
-	m.TotalCostUSD, m.LastStopReason, m.LastExitCode, m.Conditions = 0, "", nil, nil
-	return changes
-}
-
-func runReset(env *cliEnv, args []string) error {
-	fs := newFlagSet("reset")
-	all := fs.Bool("all", false, "")
-	pos, err := parseFlags(fs, args, 1)
-	if err != nil {
-		return err
-	}
-	w, err := workspaceFromArgs(env, pos)
-	if err != nil {
-		return err
-	}
-	arg, label := "", w.Name
-	if len(pos) == 1 {
-		arg, label = pos[0], pos[0]
-	}
-	release, err := claimWorkspace(w, arg, "reset")
-	if err != nil {
-		return err
-	}
-	defer release()
-	changes := resetMetadata(w.meta)
-	if len(changes) > 0 {
-		if err := w.save(); err != nil {
-			return fmt.Errorf("writing %s: %w", w.metadataPath(), unwrapPathError(err))
-		}
-	}
-	var removed []string
-	if *all {
-		for _, p := range []string{w.statusPath(), w.todoPath()} {
-			if p == "" {
-				continue
-			}
-			err := os.Remove(p)
-			switch {
-			case err == nil:
-				removed = append(removed, filepath.Base(p))
-			case !errors.Is(err, os.ErrNotExist):
-				return fmt.Errorf("removing %s: %w", p, unwrapPathError(err))
-			}
-		}
-	}
-	out := env.stdout
-	if len(changes) == 0 {
-		fmt.Fprintf(out, "Workspace %s has no runs to forget\n", label)
-	} else {
-		fmt.Fprintf(out, "Reset workspace %s:\n", label)
-		for _, c := range changes {
-			field, change, _ := strings.Cut(c, "\t")
-			fmt.Fprintf(out, "  %-11s %s\n", field, change)
-		}
-	}
-	if len(removed) > 0 {
-		fmt.Fprintf(out, "Removed %s\n", strings.Join(removed, ", "))
-	}
-	if !w.Ralph {
-		fmt.Fprintf(out, "Kept %s, the logs and the agent's files\n", instructionsFile)
-	}
 	return nil
 }

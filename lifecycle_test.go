@@ -31,7 +31,7 @@ func TestResetMetadata(t *testing.T) {
 	code := 1
 	m := &metadata{
 		Name: "demo", Mode: modeIterative, Created: created, LastRun: &last, Status: statusFailed,
-		Iterations: 7, LastRunIterations: 3, FailedIterations: 2, TotalCostUSD: 1.25,
+		workTotals: workTotals{Iterations: 7, FailedIterations: 2, CostUSD: 1.25}, LastRunIterations: 3,
 		LastStopReason: "stopped: 3 consecutive failed iterations", LastExitCode: &code, PID: 42,
 		Conditions: []condReport{{Group: "failure", Type: "failure_streak"}},
 		Config:     map[string]any{"defaultDelay": 5.0},
@@ -40,7 +40,7 @@ func TestResetMetadata(t *testing.T) {
 	want := &metadata{Name: "demo", Mode: modeIterative, Created: created, Status: statusNew, Config: map[string]any{"defaultDelay": 5.0}}
 	if m.Name != want.Name || m.Mode != want.Mode || !m.Created.Equal(created) || m.Status != statusNew ||
 		m.LastRun != nil || m.Iterations != 0 || m.LastRunIterations != 0 || m.FailedIterations != 0 ||
-		m.TotalCostUSD != 0 || m.LastStopReason != "" || m.LastExitCode != nil || m.PID != 0 ||
+		m.CostUSD != 0 || m.LastStopReason != "" || m.LastExitCode != nil || m.PID != 0 ||
 		m.Conditions != nil || m.Config["defaultDelay"] != 5.0 {
 		t.Errorf("resetMetadata left %+v; want %+v", m, want)
 	}

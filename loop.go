@@ -3,12 +3,17 @@ package main
 // This file implements the loop of a run. The rules are: one agent at a
 // time; an iteration is never cut short by a graceful stop (the .stop file,
 // the s key), only by a signal or a hang protection; a pending signal is
-// checked before every agent starts; after each iteration the stop
-// conditions are evaluated, and the first met one ends the run; an
-// iteration that hit a usage limit is not counted, and is retried after the
-// reset; and every way out of a run goes through finish, which deletes
-// .stop, writes the metadata and the log's last lines, restores the
-// terminal and prints why the run ended.
+// checked before every agent starts; every iteration, however it ends,
+// yields one record (iteration.go), from which everything else is derived;
+// after each counted iteration the stop conditions are evaluated, and the
+// first met one ends the run; an iteration that hit a usage limit is not
+// counted, and is retried after the reset; and every way out of a run goes
+// through finish, which deletes .stop, writes the metadata and the log's
+// last lines, restores the terminal and prints why the run ended.
+//
+// A run is three parts: its configuration (runPlan, built by setup and
+// never changed after), its counters (runCounters, changed only by add,
+// from a record), and the loop (runner), which owns the run's machinery.
 
 import (
 	"fmt"
@@ -18,13 +23,35 @@ import (
 	"time"
 )
 
-// runner is one run's state. Its fields are owned by the goroutine running
-// the loop; a child's readers touch only the child and its outcome.
+// runPlan is a run's configuration, fixed once setup is done.
+type runPlan struct {
+	env  *cliEnv
+	ws   *workspace
+	opts *runOptions
+	cfg  *settings
+	mode string
+
+	maxIterations, stagnation, maxFailures int
+	delay                                  time.Duration
+	stops                                  stopSet
+	spec                                   childSpec // the agent's path, argv0 and arguments; input set per iteration
+	systemPrompt, systemPromptSource       string
+	// scratch is the dry run's copy of the workspace, removed at the end;
+	// promptFile the system prompt's file, when it is passed as one;
+	// dryRunOf the workspace a dry run copied, as shown.
+	scratch, promptFile, dryRunOf string
+	// git is the project's git work tree, nil outside one.
+	git         *gitTree
+	testTimeout time.Duration
+}
+
+// runner is one run's loop and machinery. Its fields are owned by the
+// goroutine running the loop; a child's readers touch only the child and
+// its outcome.
 type runner struct {
-	env      *cliEnv
-	ws       *workspace
-	opts     *runOptions
-	cfg      *settings
+	*runPlan
+	count runCounters
+
 	con      *console
 	log      *runLog
 	sup      *supervisor
@@ -32,33 +59,16 @@ type runner struct {
 	lock     *runLock // the workspace's run lock, held until finish
 	termMode *savedMode
 	spawn    *spawner // starts every child of the run
+	live     *live    // the panel, the state file, notifications, events
+	side     *sideRunner
+	history  *historyWriter
+	events   *eventWriter
 	// promptCache holds the task (or ralph-mode prompt) file between
 	// iterations, re-read when it changes.
-	promptCache fileCache
-	spec        childSpec // the agent's path, argv0 and arguments; input set per iteration
-	mode        string
-	start       time.Time
-
-	maxIterations, stagnation, maxFailures int
-	delay                                  time.Duration
-	stops                                  stopSet
-	systemPrompt, systemPromptSource       string
-
-	iter           int // iterations counted in this run
-	failStreak     int
-	sinceProgress  int // iterations without progress (no_progress)
-	bestCompleted  int // the highest progress.completed seen (loop mode)
-	testFailStreak int
-	lastTests      *testResults
-	cost           float64
-	statusWarned   bool
-	refusedHinted  bool // the fix for refused tool calls was shown
-	lastRefused    bool // the last iteration had refused tool calls
-	// scratch is the dry run's copy of the workspace, removed at the end;
-	// promptFile the system prompt's file, when it is passed as one.
-	scratch, promptFile string
-	dryRunOf            string // the workspace a dry run copied, as shown
-	live                *live  // the panel, the state file, notifications
+	promptCache   fileCache
+	start         time.Time
+	statusWarned  bool
+	refusedHinted bool // the fix for refused tool calls was shown
 }
 
 // ending is how a run ends.
@@ -82,14 +92,26 @@ func runRun(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r := &runner{env: env, opts: opts, start: time.Now(), spawn: newSpawner()}
+	r := &runner{runPlan: &runPlan{env: env, opts: opts}, start: time.Now(), spawn: newSpawner()}
 	defer r.removeTemporaries()
 	// Signals first: before the terminal changes and before any child starts.
 	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
+	if opts.events.set {
+		if r.events, err = openEvents(opts.events.s, env.stdout); err != nil {
+			return err
+		}
+		defer r.events.close()
+		if opts.events.s == "-" {
+			quiet := *env
+			quiet.stdout = env.stderr // standard output carries the events alone
+			r.env = &quiet
+		}
+	}
 	becomeSubreaper()
 	err = r.setup(pos)
 	defer r.lock.release() // idempotent: finish releases it first
 	if err != nil {
+		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
 		return err
 	}
 	r.termMode = saveTerminalMode(env.stdin, env.stdout, env.stderr)
@@ -105,6 +127,39 @@ func runRun(env *cliEnv, args []string) error {
 		end = r.interruptEnding()
 	}
 	return r.finish(end)
+}
+
+// startLive starts the live view and wires the supervisor, the stop
+// request and the console to it: the one place where the run's callbacks
+// are set, before the first child starts.
+func (r *runner) startLive() {
+	r.live = newLive(liveConfig{
+		con: r.con, log: r.log, ws: r.ws, mode: r.mode, start: r.start, max: r.maxIterations,
+		keyboard: r.sup.kb != nil, root: r.env.projectRoot, cfg: r.cfg, opts: r.opts,
+		events: r.events, run: r.lock.record.RunID,
+	})
+	r.side = &sideRunner{sup: r.sup, spawn: r.spawn, con: r.con, log: r.log, live: r.live, lock: r.lock,
+		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
+	r.con.onLine = r.live.addLine
+	r.stop.changed = func(source string) {
+		r.showStopState(source)
+		r.live.stopChanged(source)
+	}
+	// Without a panel to keep current or notifications to send, nothing
+	// is shown between an iteration's start and end.
+	quiet := !r.con.panelWanted() && !r.live.notifies()
+	r.sup.hooks = supervisorHooks{
+		key: r.stop.key,
+		poll: func() {
+			r.stop.poll(false)
+			r.live.tick(time.Now(), r.sup.interrupt, r.sup.suspended)
+		},
+		quiet: quiet,
+	}
+	if quiet {
+		r.sup.hooks.nudge, r.sup.hooks.pending = r.live.quietNudge(), r.live.stateDirty
+	}
+	r.live.started()
 }
 
 // protectedLoop runs the loop, turning a panic into an error ending so that
@@ -145,16 +200,16 @@ func (r *runner) loop() ending {
 		if r.sup.startBlocked() {
 			return r.interruptEnding()
 		}
-		o, err := r.iterate()
+		it, err := r.iterate()
 		if err != nil {
 			return ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
 		}
-		if o.interrupted {
-			r.charge(o)
+		if it.outcome.interrupted {
+			r.record(it, endInterrupted, strings.TrimPrefix(r.interruptEnding().reason, "stopped: "), nil)
 			return r.interruptEnding()
 		}
-		if limited, reset := o.usageLimit(time.Now()); limited {
-			r.charge(o)
+		if limited, reset := it.outcome.usageLimit(time.Now()); limited {
+			r.record(it, endLimit, "usage limit reached: the iteration is retried after the reset", nil)
 			r.saveMetadata()
 			r.log.Flush()
 			if end := r.waitForLimit(reset); end != nil {
@@ -162,138 +217,12 @@ func (r *runner) loop() ending {
 			}
 			continue // the iteration is not counted, and is retried
 		}
-		if end := r.afterIteration(o); end != nil {
+		if end := r.afterIteration(it); end != nil {
 			return *end
 		}
 		if end := r.wait(r.delay, nil); end != nil {
 			return *end
 		}
-	}
-}
-
-// iterate runs one agent to its end.
-func (r *runner) iterate() (*iterationOutcome, error) {
-	n := r.iter + 1
-	prompt, err := r.buildPrompt()
-	if err != nil {
-		return nil, err
-	}
-	started := time.Now()
-	r.con.progressf("▶ Iteration %d/%d started at %s", n, r.maxIterations, started.Format("15:04:05"))
-	r.log.section(fmt.Sprintf("ITERATION %d", n), "Started: "+logTime(started))
-	r.log.printf("CLAUDE OUTPUT:")
-	spec := r.spec
-	spec.input = []byte(prompt)
-	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+r.lock.record.RunID)
-	transcript := r.con.transcript(r.log)
-	r.live.iterationStarted(n)
-	c, o, err := startAgent(r.spawn, spec, transcript, r.log, r.live.onEvent)
-	if err != nil {
-		return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}, nil
-	}
-	r.lock.addChild(c.pid)
-	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
-	end := r.sup.watch(c)
-	o.finish(c.waitErr, c.tail.String())
-	o.hang = end.hang
-	o.interrupted = r.sup.ending()
-	o.elapsed = time.Since(started) - end.suspended
-	if o.skipped > 0 || o.malformed > 0 {
-		r.log.printf("[%d malformed and %d oversized stream-json lines]", o.malformed, o.skipped)
-	}
-	return o, nil
-}
-
-// afterIteration counts an iteration, runs the tests, and evaluates the
-// stop conditions: it returns the run's ending if one is met.
-func (r *runner) afterIteration(o *iterationOutcome) *ending {
-	r.iter++
-	m := r.ws.meta
-	m.Iterations++
-	m.LastRunIterations++
-	r.charge(o)
-	failed, why := o.failed()
-	ts, warn := readTaskStatus(r.ws)
-	if refused := r.noteRefusals(o, ts, failed); refused != "" {
-		failed, why = true, refused
-	}
-	if failed {
-		m.FailedIterations++
-	}
-	// An iteration that failed says nothing of the status file: no warning
-	// about it before the failure itself.
-	if warn != nil && !failed && ts.Source != statusFile && !r.statusWarned && !r.ws.Ralph {
-		r.statusWarned = true
-		r.con.noticef("warning: %v; progress falls back to %s", warn, firstNonEmpty(ts.Source, "nothing"))
-		r.log.printf("WARNING: %v", warn)
-	}
-	if failed {
-		r.failStreak++
-		r.con.noticef("iteration %d failed: %s (%d/%d consecutive failures)", r.iter, why, r.failStreak, r.maxFailures)
-		if o.stderrTail != "" {
-			r.log.printf("AGENT STDERR (last lines):\n%s", o.stderrTail)
-			r.con.noticef("agent stderr: %s", clip(lastLines(o.stderrTail, 3), 600))
-		}
-	} else {
-		r.failStreak = 0
-	}
-	r.hintRefusals()
-	r.reportIteration(o, ts, failed, why)
-	fatal := o.fatal()
-	r.trackProgress(ts)
-	if r.stops.cfg.TestCmd != "" && fatal == nil {
-		r.saveMetadata() // 'status' shows the iteration while the tests run
-		t := r.runTests()
-		if r.sup.ending() {
-			end := r.interruptEnding()
-			return &end
-		}
-		r.lastTests = t
-		if t.runFailed() {
-			r.testFailStreak++
-		} else {
-			r.testFailStreak = 0
-		}
-	}
-	r.stop.poll(true)
-	v := r.stops.evaluate(&condState{
-		Iteration: r.iter, Elapsed: r.elapsed(), Cost: r.cost,
-		FailStreak: r.failStreak, Failed: failed, Error: why, ResultText: o.resultText(),
-		TaskComplete: ts.Complete, SinceProgress: r.sinceProgress, ProgressWord: r.progressWord(),
-		Tests: r.lastTests, TestFailStreak: r.testFailStreak, StopRequest: r.stop.source,
-		Dir: r.env.projectRoot, RunScript: r.runScript,
-	})
-	if r.sup.ending() { // while a script ran
-		end := r.interruptEnding()
-		return &end
-	}
-	m.Conditions = v.reports
-	r.saveMetadata()
-	r.log.printf("CONDITIONS:")
-	for _, c := range v.reports {
-		r.log.printf("  [%s] %s: %.0f%%, %s", c.Group, c.Condition, c.Progress*100, c.Reason)
-	}
-	if fatal != nil { // after the conditions, so that 'status' shows them evaluated
-		return &ending{code: exitError, reason: "error: " + fatal.msg, status: statusFailed, hint: fatal.hint}
-	}
-	if v.met == nil {
-		r.showConditions(v.reports)
-		return nil
-	}
-	end := truthfulEnding(endingFor(v.met, v.reason), v.met, failed, why)
-	return &end
-}
-
-// showConditions prints where the conditions the user gave stand.
-func (r *runner) showConditions(reports []condReport) {
-	var parts []string
-	for i, gc := range r.stops.ordered {
-		if !gc.c.builtin && i < len(reports) {
-			parts = append(parts, fmt.Sprintf("%s (%.0f%%)", reports[i].Reason, reports[i].Progress*100))
-		}
-	}
-	if len(parts) > 0 {
-		r.con.progressf("  Conditions: %s", clip(strings.Join(parts, " · "), 400))
 	}
 }
 
@@ -306,60 +235,6 @@ func (r *runner) saveMetadata() {
 	if err := r.ws.saveSync(false); err != nil {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
-}
-
-// trackProgress counts iterations without progress: in loop mode, since
-// progress.completed last grew; in iterative mode, since the last
-// worked:true (an iteration that does not say is not counted).
-func (r *runner) trackProgress(ts taskStatus) {
-	if r.mode == modeIterative {
-		switch {
-		case ts.Worked != nil && !*ts.Worked:
-			r.sinceProgress++
-		case ts.Worked != nil && *ts.Worked:
-			r.sinceProgress = 0
-		}
-		return
-	}
-	if ts.HasProgress && ts.Completed > r.bestCompleted {
-		r.bestCompleted = ts.Completed
-		r.sinceProgress = 0
-		return
-	}
-	r.sinceProgress++
-}
-
-func (r *runner) progressWord() string {
-	if r.mode == modeIterative {
-		return "work"
-	}
-	return "progress"
-}
-
-// reportIteration prints and logs an iteration's end.
-func (r *runner) reportIteration(o *iterationOutcome, ts taskStatus, failed bool, why string) {
-	defer r.live.iterationDone(r, o, ts, failed)
-	progress := ""
-	if ts.HasProgress {
-		progress = fmt.Sprintf(" · %d/%d items (%d remaining)", ts.Completed, ts.Total, ts.Total-ts.Completed)
-	}
-	mark, verb := "✓", "done"
-	if failed {
-		mark, verb = "✗", "failed"
-	}
-	r.con.progressf("%s Iteration %d/%d %s in %s, $%.4f%s", mark, r.iter, r.maxIterations, verb, roundDuration(o.elapsed), o.cost(), progress)
-	status := "success"
-	if failed {
-		status = "error: " + why
-	}
-	r.log.printf("\nSTATUS: %s", status)
-	r.log.printf("Completed: %s", logTime(time.Now()))
-	if ts.HasProgress {
-		r.log.printf("Remaining: %d", ts.Total-ts.Completed)
-	}
-	r.log.printf("Cost: $%.4f", o.cost())
-	r.log.printf("")
-	r.log.Flush()
 }
 
 // checkDeadline ends the run once a max_duration condition (at the top
@@ -501,6 +376,7 @@ func (r *runner) finish(end ending) error {
 	} else if removed {
 		r.log.printf("[deleted %s]", stopFile)
 	}
+	r.history.close()
 	m := r.ws.meta
 	m.Status, m.LastStopReason, m.PID = end.status, end.reason, 0
 	code := end.code
@@ -509,14 +385,15 @@ func (r *runner) finish(end ending) error {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
 	elapsed := r.elapsed()
-	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(r.iter, "iteration"), roundDuration(elapsed), formatCost(r.cost))
-	if end.hint == "" && end.code == exitError && r.lastRefused && r.con.level == outputQuiet {
+	run := r.count.totals
+	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(run.Iterations, "iteration"), roundDuration(elapsed), formatCost(run.CostUSD))
+	if end.hint == "" && end.code == exitError && r.count.lastRefused && r.con.level == outputQuiet {
 		end.hint = refusedHint // shown with the refusals at the other levels
 	}
-	r.live.ended(end, summary)
+	r.live.ended(end, summary, run, elapsed)
 	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+end.reason,
-		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", r.iter),
-		fmt.Sprintf("Cost: $%.4f", r.cost), "Elapsed: "+roundDuration(elapsed).String())
+		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", run.Iterations),
+		fmt.Sprintf("Cost: $%.4f", run.CostUSD), "Elapsed: "+roundDuration(elapsed).String())
 	r.sup.kb.close()
 	r.termMode.restore()
 	r.con.releaseHeld(true)
@@ -533,6 +410,7 @@ func (r *runner) finish(end ending) error {
 		}
 	}
 	r.live.drain(r.sup.sigs.c) // after the last line: a slow server delays only the exit
+	r.events.write(exitEvent(end.code, end.reason))
 	r.log.Close()
 	r.lock.release()
 	if end.signal != nil {

@@ -44,12 +44,11 @@ import (
 
 // Exit codes, as documented above.
 const (
-	exitOK     = 0
-	exitError  = 1
-	exitUsage  = 2
-	exitSIGHUP = 129
-	exitSIGINT = 130
-	exitSIGTRM = 143
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+	// A run ended by a signal exits with 128 + the signal's number
+	// (exitCodeFor): 129 SIGHUP, 130 SIGINT, 131 SIGQUIT, 143 SIGTERM.
 )
 
 // version is the program's version; release builds may set it with

@@ -20,9 +20,10 @@ type iterationOutcome struct {
 	result        *streamEvent // the last result event
 	rateLimit     *rateLimitInfo
 	syntheticText string // the CLI's own error message, if any
-	events        int
-	malformed     int
-	skipped       int
+	// tools counts the tool calls the agent made, by tool name.
+	tools     map[string]int
+	malformed int
+	skipped   int
 
 	exitCode   int
 	exitSignal string
@@ -38,7 +39,6 @@ type iterationOutcome struct {
 
 // observe records what matters of e, and reports whether it is a result.
 func (o *iterationOutcome) observe(e *streamEvent) (isResult bool) {
-	o.events++
 	switch e.Type {
 	case "result":
 		o.result = e
@@ -48,6 +48,11 @@ func (o *iterationOutcome) observe(e *streamEvent) (isResult bool) {
 			o.rateLimit = e.RateLimitInfo
 		}
 	case "assistant":
+		for _, b := range e.Message.blocks() {
+			if b.Type == "tool_use" {
+				o.countTool(b.Name)
+			}
+		}
 		if e.Message != nil && e.Message.Model == "<synthetic>" {
 			for _, b := range e.Message.blocks() {
 				if b.Type == "text" {
@@ -57,6 +62,25 @@ func (o *iterationOutcome) observe(e *streamEvent) (isResult bool) {
 		}
 	}
 	return false
+}
+
+// maxToolsCounted bounds the tool names counted in one iteration (names are
+// the agent's to choose); the rest count under otherTools.
+const (
+	maxToolsCounted = 64
+	otherTools      = "(other)"
+)
+
+// countTool counts one call of the tool name.
+func (o *iterationOutcome) countTool(name string) {
+	name = clip(sanitizeString(firstNonEmpty(name, "(unnamed)")), 80)
+	if o.tools == nil {
+		o.tools = map[string]int{}
+	}
+	if _, ok := o.tools[name]; !ok && len(o.tools) >= maxToolsCounted {
+		name = otherTools
+	}
+	o.tools[name]++
 }
 
 // finish records the process's exit.

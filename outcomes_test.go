@@ -38,10 +38,10 @@ func TestDenialSummary(t *testing.T) {
 	d := func(cmd string) permissionDenial {
 		return permissionDenial{ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"` + cmd + `"}`)}
 	}
-	if got, want := denialSummary([]permissionDenial{d("a")}, "/", 5), `1 tool call refused: Bash "a"`; got != want {
+	if got, want := denialSummary(describeDenials([]permissionDenial{d("a")}, "/"), 5), `1 tool call refused: Bash "a"`; got != want {
 		t.Errorf("got %q; want %q", got, want)
 	}
-	got := denialSummary([]permissionDenial{d("a"), d("b"), d("c"), d("d")}, "/", 2)
+	got := denialSummary(describeDenials([]permissionDenial{d("a"), d("b"), d("c"), d("d")}, "/"), 2)
 	if want := `4 tool calls refused: Bash "a", Bash "b", and 2 more`; got != want {
 		t.Errorf("got %q; want %q", got, want)
 	}

@@ -123,10 +123,10 @@ func stateLabel(st *runState) (string, string) {
 func headerItems(st *runState, w int) []panelItem {
 	label, style := stateLabel(st)
 	state := panelItem{segs: []segment{{"● " + label, style}}, prio: 9, flex: true}
-	count := fmt.Sprintf("%d/%d", st.Done, st.Max)
+	count := fmt.Sprintf("%d/%d", st.Totals.Iterations, st.Max)
 	pct := ""
 	if st.Max > 0 {
-		pct = fmt.Sprintf(" (%d%%)", st.Done*100/st.Max)
+		pct = fmt.Sprintf(" (%d%%)", st.Totals.Iterations*100/st.Max)
 	}
 	// The bar takes what the rest leaves, within limits.
 	rest := displayWidth("● "+label) + displayWidth(count+pct) + 6
@@ -135,7 +135,7 @@ func headerItems(st *runState, w int) []panelItem {
 	if barWidth >= 10 {
 		filled := 0
 		if st.Max > 0 {
-			filled = min(barWidth, barWidth*st.Done/st.Max)
+			filled = min(barWidth, barWidth*st.Totals.Iterations/st.Max)
 		}
 		items = append(items, panelItem{segs: []segment{
 			{" [", styleNone}, {strings.Repeat("█", filled), styleGreen},
@@ -158,14 +158,14 @@ func fieldItems(st *runState, now time.Time) []panelItem {
 	if eta, ok := panelETA(st, now); ok {
 		items = append(items, field("ETA", "~"+compactDuration(eta), 6))
 	}
-	if st.Done > 0 {
-		items = append(items, field("Avg", compactDuration(time.Duration(st.IterTotalMS)*time.Millisecond/time.Duration(st.Done)), 4))
+	if st.Totals.Iterations > 0 {
+		items = append(items, field("Avg", compactDuration(time.Duration(st.Totals.DurationMS)*time.Millisecond/time.Duration(st.Totals.Iterations)), 4))
 	}
 	items = append(items, field("Mode", st.Mode, 1))
 	if t := st.tasksText(); t != "" {
 		items = append(items, field("Tasks", t, 8))
 	}
-	items = append(items, field("Cost", fmt.Sprintf("$%.2f", st.Cost), 7))
+	items = append(items, field("Cost", fmt.Sprintf("$%.2f", st.Totals.CostUSD), 7))
 	if !st.Updated.IsZero() {
 		items = append(items, panelItem{segs: []segment{{"updated " + compactDuration(now.Sub(st.Updated)) + " ago", styleDim}}, prio: 3})
 	}
@@ -176,7 +176,7 @@ func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
 	label, style := stateLabel(st)
 	items := []panelItem{
 		{segs: []segment{{"● " + label, style}}, prio: 9},
-		{segs: []segment{{fmt.Sprintf("%d/%d", st.Done, st.Max), styleBold}}, prio: 5},
+		{segs: []segment{{fmt.Sprintf("%d/%d", st.Totals.Iterations, st.Max), styleBold}}, prio: 5},
 	}
 	if st.StopSource != "" {
 		items = append(items, panelItem{segs: []segment{{stopIndicator(st, o), styleYellow}}, prio: 8, flex: true})
@@ -184,7 +184,7 @@ func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
 	items = append(items,
 		panelItem{segs: []segment{{nowText(st, now, o.watch), styleCyan}}, prio: 7, flex: true},
 		panelItem{segs: []segment{{"elapsed " + compactDuration(st.elapsed(now)), styleNone}}, prio: 4},
-		panelItem{segs: []segment{{fmt.Sprintf("$%.2f", st.Cost), styleNone}}, prio: 3},
+		panelItem{segs: []segment{{fmt.Sprintf("$%.2f", st.Totals.CostUSD), styleNone}}, prio: 3},
 	)
 	if t := st.tasksText(); t != "" {
 		items = append(items, panelItem{segs: []segment{{"tasks " + t, styleNone}}, prio: 2})
@@ -222,11 +222,12 @@ func stopSourceText(source string) string {
 // progress. In loop mode (one item per iteration) the items left bound the
 // iterations left. The last iteration has no delay after it.
 func panelETA(st *runState, now time.Time) (time.Duration, bool) {
-	if st.Done == 0 || st.Max == 0 || st.Ended {
+	done := st.Totals.Iterations
+	if done == 0 || st.Max == 0 || st.Ended {
 		return 0, false
 	}
-	avg := time.Duration(st.IterTotalMS) * time.Millisecond / time.Duration(st.Done)
-	left := st.Max - st.Done
+	avg := time.Duration(st.Totals.DurationMS) * time.Millisecond / time.Duration(done)
+	left := st.Max - done
 	if st.Mode == modeLoop && st.Tasks != nil && st.Tasks.Total > 0 {
 		left = min(left, st.Tasks.Total-st.Tasks.Completed)
 	}

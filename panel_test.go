@@ -15,8 +15,8 @@ var panelNow = time.Date(2025, 10, 16, 14, 30, 0, 0, time.UTC)
 func testState() *runState {
 	return &runState{
 		PID: 4242, Workspace: "demo", Mode: modeLoop, Started: panelNow.Add(-110 * time.Second),
-		Phase: phaseRunning, Iteration: 3, Done: 2, Max: 50, IterStarted: panelNow.Add(-50 * time.Second),
-		IterTotalMS: 56000, Tasks: &progressRep{35, 60}, Cost: 0.42, Keyboard: true, Updated: panelNow.Add(-2 * time.Second),
+		Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 56000, CostUSD: 0.42}, Max: 50, IterStarted: panelNow.Add(-50 * time.Second),
+		Tasks: &progressRep{35, 60}, Keyboard: true, Updated: panelNow.Add(-2 * time.Second),
 		Activity: activity{Kind: actTool, Tool: "Bash", Arg: "go test ./...", Since: panelNow.Add(-42 * time.Second)},
 	}
 }
@@ -306,21 +306,21 @@ func TestPanelETACountsTheDelay(t *testing.T) {
 		want time.Duration
 	}{
 		// Iteration 3 of 10 running for 5s: 15s of it, then 7 × (10s + 20s).
-		{"running", runState{Mode: modeIterative, Started: start, Phase: phaseRunning, Iteration: 3, Done: 2, Max: 10,
-			IterStarted: start.Add(60 * time.Second), IterTotalMS: 40000}, start.Add(65 * time.Second), 225 * time.Second},
+		{"running", runState{Mode: modeIterative, Started: start, Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 40000}, Max: 10,
+			IterStarted: start.Add(60 * time.Second)}, start.Add(65 * time.Second), 225 * time.Second},
 		// 5s into the delay after iteration 2: 5s, then 8 × 20s and 7 × 10s.
-		{"delay", runState{Mode: modeIterative, Started: start, Phase: phaseDelay, Iteration: 2, Done: 2, Max: 10,
-			IterStarted: start.Add(30 * time.Second), IterTotalMS: 40000, WaitUntil: start.Add(60 * time.Second)}, start.Add(55 * time.Second), 235 * time.Second},
+		{"delay", runState{Mode: modeIterative, Started: start, Phase: phaseDelay, Iteration: 2, Totals: workTotals{Iterations: 2, DurationMS: 40000}, Max: 10,
+			IterStarted: start.Add(30 * time.Second), WaitUntil: start.Add(60 * time.Second)}, start.Add(55 * time.Second), 235 * time.Second},
 		// 5s into the first delay: no cycle measured yet; the delay left,
 		// then 9 × 20s.
-		{"first delay", runState{Mode: modeIterative, Started: start, Phase: phaseDelay, Iteration: 1, Done: 1, Max: 10,
-			IterStarted: start, IterTotalMS: 20000, WaitUntil: start.Add(30 * time.Second)}, start.Add(25 * time.Second), 185 * time.Second},
+		{"first delay", runState{Mode: modeIterative, Started: start, Phase: phaseDelay, Iteration: 1, Totals: workTotals{Iterations: 1, DurationMS: 20000}, Max: 10,
+			IterStarted: start, WaitUntil: start.Add(30 * time.Second)}, start.Add(25 * time.Second), 185 * time.Second},
 		// The last iteration running: no delay after it.
-		{"last", runState{Mode: modeIterative, Started: start, Phase: phaseRunning, Iteration: 3, Done: 2, Max: 3,
-			IterStarted: start.Add(60 * time.Second), IterTotalMS: 40000}, start.Add(65 * time.Second), 15 * time.Second},
+		{"last", runState{Mode: modeIterative, Started: start, Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 40000}, Max: 3,
+			IterStarted: start.Add(60 * time.Second)}, start.Add(65 * time.Second), 15 * time.Second},
 		// Suspended for a minute: not part of a cycle.
-		{"suspended", runState{Mode: modeIterative, Started: start, SuspendedMS: 60000, Phase: phaseRunning, Iteration: 3, Done: 2, Max: 10,
-			IterStarted: start.Add(120 * time.Second), IterTotalMS: 40000}, start.Add(125 * time.Second), 225 * time.Second},
+		{"suspended", runState{Mode: modeIterative, Started: start, SuspendedMS: 60000, Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 40000}, Max: 10,
+			IterStarted: start.Add(120 * time.Second)}, start.Add(125 * time.Second), 225 * time.Second},
 	} {
 		got, ok := panelETA(&tc.st, tc.now)
 		if !ok || got != tc.want {

@@ -123,9 +123,8 @@ func refuse(entry, format string, args ...any) error {
 // restoredAttr is the mode and time a restored file or directory gets once
 // everything is unpacked.
 type restoredAttr struct {
-	mode     fs.FileMode
-	modTime  time.Time
-	explicit bool // from the directory's own entry, not made for its content
+	mode    fs.FileMode
+	modTime time.Time
 }
 
 // restorer unpacks an archive into root, a fresh directory standing for
@@ -232,7 +231,7 @@ func (r *restorer) add(hdr *tar.Header, body io.Reader) error {
 		if hdr.Typeflag != tar.TypeDir {
 			return refuse(hdr.Name, "the workspace itself, and not a directory")
 		}
-		r.dirs[""] = restoredAttr{fs.FileMode(hdr.Mode).Perm(), hdr.ModTime, true}
+		r.dirs[""] = restoredAttr{fs.FileMode(hdr.Mode).Perm(), hdr.ModTime}
 		return nil
 	}
 	if err := r.makeParents(hdr.Name, comps[1:len(comps)-1]); err != nil {
@@ -249,7 +248,7 @@ func (r *restorer) add(hdr *tar.Header, body io.Reader) error {
 		} else if err != nil {
 			return err
 		}
-		r.dirs[rel] = restoredAttr{fs.FileMode(hdr.Mode).Perm(), hdr.ModTime, true}
+		r.dirs[rel] = restoredAttr{fs.FileMode(hdr.Mode).Perm(), hdr.ModTime}
 	case tar.TypeReg:
 		// O_EXCL: an existing name, a symbolic link included, is never
 		// opened, let alone followed.

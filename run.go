@@ -2,7 +2,8 @@ package main
 
 // This file implements the run command's command line: its manual, its
 // flags, and their checks; a bad value is a usage error naming the flag and
-// the value. The run itself is in loop.go, its setup in setup.go.
+// the value. The run itself is in loop.go and iteration.go, its setup in
+// runsetup.go.
 
 import (
 	"errors"
@@ -82,6 +83,11 @@ Display and notifications:
                               the notifyUrl and notifyEvents config keys
                               (see 'help config'); credentials in the URL
                               are sent as a header and never shown
+  --events FILE               write the run's events to FILE as JSON Lines, as
+                              they happen (- : standard output, and the
+                              progress lines go to standard error): the same
+                              events as notifications, each iteration with
+                              its record, then {"event":"exit","exitCode":N}
 
   On a terminal, a live panel under the progress lines shows the run's state,
   iterations, elapsed time, ETA, tasks, cost, what the agent is doing now
@@ -166,6 +172,7 @@ type runOptions struct {
 	maxDuration, iterationTimeout, idleTimeout       durationFlag
 	interruptGrace, heartbeat                        durationFlag
 	notifyURL                                        stringFlag
+	events                                           stringFlag
 
 	// Stop conditions.
 	maxCost                            usdFlag
@@ -204,6 +211,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.BoolVar(&o.noKeyboard, "no-keyboard", false, "")
 	fs.Var(&o.heartbeat, "heartbeat", "")
 	fs.Var(&o.notifyURL, "notify-url", "")
+	fs.Var(&o.events, "events", "")
 	fs.Var(&o.maxCost, "max-cost", "")
 	o.untilRegex.check = func(s string) error {
 		if _, err := regexp.Compile(s); err != nil {
@@ -226,7 +234,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	for _, f := range []struct {
 		name string
 		v    stringFlag
-	}{{"--test-cmd", o.testCmd}, {"--conditions", o.conditions}} {
+	}{{"--test-cmd", o.testCmd}, {"--conditions", o.conditions}, {"--events", o.events}} {
 		if f.v.set && strings.TrimSpace(f.v.s) == "" {
 			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
 		}

@@ -132,18 +132,16 @@ func listWorkspaces(env *cliEnv) error {
 
 // statusReport is the status command's --json form.
 type statusReport struct {
-	Name           string       `json:"name"`
-	Path           string       `json:"path"`
-	Mode           string       `json:"mode"`
-	Status         string       `json:"status"`
-	Running        bool         `json:"running"`
-	PID            int          `json:"pid,omitempty"`
-	Created        time.Time    `json:"created"`
-	LastRun        *time.Time   `json:"lastRun,omitempty"`
-	Iterations     int          `json:"iterations"`
+	Name    string     `json:"name"`
+	Path    string     `json:"path"`
+	Mode    string     `json:"mode"`
+	Status  string     `json:"status"`
+	Running bool       `json:"running"`
+	PID     int        `json:"pid,omitempty"`
+	Created time.Time  `json:"created"`
+	LastRun *time.Time `json:"lastRun,omitempty"`
+	workTotals
 	LastRunIters   int          `json:"lastRunIterations"`
-	FailedIters    int          `json:"failedIterations"`
-	TotalCostUSD   float64      `json:"totalCostUsd"`
 	Progress       *progressRep `json:"progress,omitempty"`
 	Complete       bool         `json:"complete"`
 	Summary        string       `json:"summary,omitempty"`
@@ -190,8 +188,8 @@ func runStatus(env *cliEnv, args []string) error {
 	m := w.meta
 	r := statusReport{
 		Name: w.Name, Path: w.Dir, Mode: m.Mode, Status: w.displayStatus(), PID: w.runningPID(),
-		Created: m.Created, LastRun: m.LastRun, Iterations: m.Iterations, LastRunIters: m.LastRunIterations,
-		FailedIters: m.FailedIterations, TotalCostUSD: m.TotalCostUSD, Complete: ts.Complete, Summary: ts.Summary,
+		Created: m.Created, LastRun: m.LastRun, workTotals: m.workTotals, LastRunIters: m.LastRunIterations,
+		Complete: ts.Complete, Summary: ts.Summary,
 		ProgressSource: ts.Source, StopRequested: stopFileExists(w.stopPath()), LastStopReason: m.LastStopReason,
 		LastExitCode: m.LastExitCode, Conditions: m.Conditions, Log: m.LastLog,
 	}
@@ -242,9 +240,9 @@ func runStatus(env *cliEnv, args []string) error {
 	} else {
 		fmt.Fprintf(out, "Last run:    never\n")
 	}
-	fmt.Fprintf(out, "Iterations:  %d in all, %d in the last run, %d failed\n", r.Iterations, r.LastRunIters, r.FailedIters)
-	if r.TotalCostUSD > 0 {
-		fmt.Fprintf(out, "Cost:        %s\n", formatCost(r.TotalCostUSD))
+	fmt.Fprintf(out, "Iterations:  %d in all, %d in the last run, %d failed\n", r.Iterations, r.LastRunIters, r.FailedIterations)
+	if r.CostUSD > 0 {
+		fmt.Fprintf(out, "Cost:        %s\n", formatCost(r.CostUSD))
 	}
 	prog := ts.progressText()
 	if ts.Source != "" {
@@ -324,7 +322,7 @@ func workspacesDirLenient(env *cliEnv) string {
 		}
 		layers = append(layers, l)
 	}
-	return resolveSettings(layers...).str("workspacesDir")
+	return resolveSettings(layers...).WorkspacesDir
 }
 
 // workspacesDir is the workspaces directory as the configuration files and
@@ -334,5 +332,5 @@ func workspacesDir(env *cliEnv) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return resolveSettings(envLayer(), project, user).str("workspacesDir"), nil
+	return resolveSettings(envLayer(), project, user).WorkspacesDir, nil
 }

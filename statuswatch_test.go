@@ -53,22 +53,24 @@ func TestStatusWatch(t *testing.T) {
 	}
 }
 
-func TestNoteEnd(t *testing.T) {
+func TestEndEvent(t *testing.T) {
 	for _, tc := range []struct {
 		end   ending
 		event string
 	}{
 		{ending{code: exitOK, status: statusCompleted}, "completion"},
 		{ending{code: exitOK, status: statusStopped}, "stopped"},
-		{ending{code: exitSIGTRM, status: statusInterrupted, signal: os.Interrupt}, "stopped"},
+		{ending{code: 143, status: statusInterrupted, signal: os.Interrupt}, "stopped"},
 		{ending{code: exitError, status: statusFailed, hint: "look"}, "error"},
 	} {
-		nt := noteEnd("ws", tc.end, "the summary")
-		if nt.event != tc.event {
-			t.Errorf("noteEnd(%+v).event = %q; want %q", tc.end, nt.event, tc.event)
+		ev := endEvent(tc.end, "the summary")
+		ev.Workspace = "ws"
+		nt := notificationFor(ev)
+		if ev.Event != tc.event || nt.event != tc.event {
+			t.Errorf("endEvent(%+v).Event = %q, notification %q; want %q", tc.end, ev.Event, nt.event, tc.event)
 		}
 		if tc.end.hint != "" && nt.body != "the summary\nhint: look" {
-			t.Errorf("noteEnd body %q: want the hint", nt.body)
+			t.Errorf("notification body %q: want the hint", nt.body)
 		}
 	}
 	if got := headerText("ws: ünïcode\nline"); got != "=?utf-8?q?ws:_=C3=BCn=C3=AFcode_line?=" {

@@ -41,7 +41,7 @@ func decodeEventFast(line []byte) (*streamEvent, bool) {
 }
 
 // eventKeys are the keys of streamEvent, as encoding/json matches them.
-var eventKeys = []string{"type", "subtype", "parent_tool_use_id", "message", "is_error", "result", "errors", "total_cost_usd", "num_turns", "api_error_status", "rate_limit_info", "model", "tools", "attempt", "max_retries", "error_status", "error", "retry_delay_ms", "description", "summary", "status", "permission_denials"}
+var eventKeys = []string{"type", "subtype", "parent_tool_use_id", "message", "is_error", "result", "errors", "total_cost_usd", "num_turns", "api_error_status", "rate_limit_info", "model", "tools", "attempt", "max_retries", "error_status", "error", "retry_delay_ms", "description", "summary", "status", "permission_denials", "usage"}
 
 // eventField reads the value of key k into e, reporting false for a value
 // of an unexpected type.
@@ -91,6 +91,8 @@ func (s *jsonScanner) eventField(e *streamEvent, k []byte) bool {
 		return s.strValue(&e.Status)
 	case "permission_denials":
 		return s.denials(&e.PermissionDenials)
+	case "usage":
+		return s.usage(&e.Usage)
 	default:
 		s.skip()
 	}
@@ -214,6 +216,37 @@ func (s *jsonScanner) rateLimit(dst **rateLimitInfo) bool {
 		return false
 	}
 	*dst = r
+	return true
+}
+
+// usageKeys are the keys of tokenUsage.
+var usageKeys = []string{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
+
+// usage reads a result's usage.
+func (s *jsonScanner) usage(dst **tokenUsage) bool {
+	isNull, ok := s.objectStart()
+	if !ok || isNull {
+		*dst = nil
+		return ok
+	}
+	u := &tokenUsage{}
+	if !s.fields(false, usageKeys, func(k string) bool {
+		switch k {
+		case "input_tokens":
+			return s.intValue(&u.Input, 64)
+		case "output_tokens":
+			return s.intValue(&u.Output, 64)
+		case "cache_read_input_tokens":
+			return s.intValue(&u.CacheRead, 64)
+		case "cache_creation_input_tokens":
+			return s.intValue(&u.CacheCreation, 64)
+		}
+		s.skip()
+		return true
+	}) {
+		return false
+	}
+	*dst = u
 	return true
 }
 

@@ -33,7 +33,9 @@ package main
 //	                 "error_during_execution", …), is_error, result (text;
 //	                 absent on some errors), errors[], total_cost_usd,
 //	                 num_turns, api_error_status (e.g. 429),
-//	                 permission_denials[]: {tool_name, tool_input}
+//	                 permission_denials[]: {tool_name, tool_input},
+//	                 usage: {input_tokens, output_tokens,
+//	                 cache_read_input_tokens, cache_creation_input_tokens}
 //	stream_event     partial-message deltas: not shown (the assistant event
 //	                 that follows carries the same text)
 
@@ -171,6 +173,8 @@ type streamEvent struct {
 	Status          string          `json:"status"`
 	// PermissionDenials are the tool calls the CLI refused (result).
 	PermissionDenials []permissionDenial `json:"permission_denials"`
+	// Usage is the tokens the iteration used (result).
+	Usage *tokenUsage `json:"usage"`
 
 	// badField names a field of the wrong type, ignored (the others kept).
 	badField string
@@ -181,6 +185,14 @@ type streamMessage struct {
 	// Content is an array of blocks; a plain string (a user prompt) is
 	// decoded as one text block by decodeEvent.
 	Content []contentBlock `json:"content"`
+}
+
+// tokenUsage is a result's token counts.
+type tokenUsage struct {
+	Input         int64 `json:"input_tokens"`
+	Output        int64 `json:"output_tokens"`
+	CacheRead     int64 `json:"cache_read_input_tokens"`
+	CacheCreation int64 `json:"cache_creation_input_tokens"`
 }
 
 type rateLimitInfo struct {

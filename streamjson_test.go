@@ -316,8 +316,8 @@ func BenchmarkStreamJSON(b *testing.B) {
 	for b.Loop() {
 		o := &iterationOutcome{}
 		decodeStream(bytes.NewReader(data), io.Discard, o, nil, nil)
-		if o.events == 0 {
-			b.Fatal("no events")
+		if o.tools["Read"] == 0 {
+			b.Fatal("no tool calls seen")
 		}
 	}
 }

@@ -74,17 +74,7 @@ type supervisor struct {
 	interruptGrace time.Duration
 	resultWatchdog time.Duration
 
-	// onKey is called for each key pressed; onPoll at every look-around
-	// (at least once per pollEvery).
-	onKey  func(k byte)
-	onPoll func()
-	// quiet is set when nobody watches the run live: it looks around
-	// every quietPollEvery only, or pollEvery while pending reports
-	// something to write (the state file, for watch); nudge wakes it when
-	// that becomes so.
-	quiet    bool
-	pending  func() bool
-	nudge    chan struct{}
+	hooks    supervisorHooks
 	lastPoll time.Time
 
 	// interrupt is the signal that is ending the run, once one came.
@@ -96,6 +86,22 @@ type supervisor struct {
 	suspended time.Duration
 	// holding is set while the console holds output (ttyhold.go).
 	holding bool
+}
+
+// supervisorHooks are what the supervisor tells the run of, set once
+// before the first child starts (runner.startLive).
+type supervisorHooks struct {
+	// key is called for each key pressed; poll at every look-around (at
+	// least once per pollEvery).
+	key  func(k byte)
+	poll func()
+	// quiet is set when nobody watches the run live: the supervisor looks
+	// around every quietPollEvery only, or pollEvery while pending reports
+	// something to write (the state file, for watch); nudge wakes it when
+	// that becomes so.
+	quiet   bool
+	pending func() bool
+	nudge   <-chan struct{}
 }
 
 // childEnd is how a supervised child ended.
@@ -112,7 +118,7 @@ func (s *supervisor) pollPeriod() time.Duration {
 	switch {
 	case s.kb != nil && !s.kb.active():
 		return pollInterval
-	case s.quiet && s.kb == nil && (s.pending == nil || !s.pending()):
+	case s.hooks.quiet && s.kb == nil && (s.hooks.pending == nil || !s.hooks.pending()):
 		return quietPollEvery
 	}
 	return pollEvery
@@ -168,8 +174,8 @@ func (s *supervisor) keys() <-chan byte {
 // SIGCONT), to read keys again.
 func (s *supervisor) poll() {
 	s.lastPoll = time.Now()
-	if s.onPoll != nil {
-		s.onPoll()
+	if s.hooks.poll != nil {
+		s.hooks.poll()
 	}
 	s.con.releaseHeld(false)
 	if h := s.con.holding(); h != s.holding {
@@ -203,102 +209,180 @@ func (s *supervisor) watch(c *child) childEnd {
 
 // await waits for c to exit.
 func (s *supervisor) await(c *child) childEnd {
-	var end childEnd
+	w := &waiting{c: c}
+	s.waitLoop(w)
+	return w.end
+}
+
+// waiting is what the supervisor's loop waits for: a child to exit (c
+// set), or time to pass (until, check).
+type waiting struct {
+	c          *child
+	end        childEnd
+	escalateAt time.Time // when a child's graceful end escalates to SIGKILL
+
+	until time.Time
+	check func(left time.Duration) bool
+}
+
+// waitLoop is the supervisor's one event loop. It answers keys, signals,
+// suspension and look-arounds until the child exits, or until the time is
+// up, check says so, or a signal ends a wait without a child (it then
+// reports true).
+func (s *supervisor) waitLoop(w *waiting) (interrupted bool) {
 	tick := time.NewTimer(pollEvery)
 	defer tick.Stop()
-	var escalateAt time.Time
+	var done <-chan struct{}
+	var panicked <-chan any
+	if w.c != nil {
+		done, panicked = w.c.done, w.c.panicked
+	}
 	for {
-		hang := time.Time{}
-		if end.hang == "" && s.interrupt == nil {
-			hang = s.hangDeadline(c, end.suspended)
-		}
-		tick.Reset(s.nextWake(escalateAt, hang))
-		select {
-		case <-c.done:
-			return end
-		case p := <-c.panicked:
-			if end.fault == "" {
-				end.fault = fmt.Sprintf("internal error: %v", p)
-				if s.fault == "" {
-					s.fault = end.fault
-				}
-				s.con.errorf("%s: ending %s", end.fault, c.who())
-				s.log.printf("INTERNAL ERROR: %v", p)
-				s.forceKill(c, &end)
+		left := time.Until(w.until)
+		if w.c == nil {
+			if left <= 0 {
+				return false
 			}
+			tick.Reset(s.nextWake(w.until))
+		} else {
+			hang := time.Time{}
+			if w.end.hang == "" && s.interrupt == nil {
+				hang = s.hangDeadline(w.c, w.end.suspended)
+			}
+			tick.Reset(s.nextWake(w.escalateAt, hang))
+		}
+		select {
+		case <-done:
+			return false
+		case p := <-panicked:
+			s.childPanic(w, p)
 		case p := <-s.kb.panics():
 			s.keyboardPanic(p)
-			s.forceKill(c, &end)
-		case k := <-s.keys():
-			if s.onKey != nil {
-				s.onKey(k)
+			if w.c == nil {
+				return true
 			}
-		case <-s.nudge:
+			s.forceKill(w.c, &w.end)
+		case k := <-s.keys():
+			if s.hooks.key != nil {
+				s.hooks.key(k)
+			}
+			if w.c == nil && w.check(left) {
+				return false
+			}
+		case <-s.hooks.nudge:
 			// Something to write: the next wake is computed anew.
 		case sig := <-s.sigs.c:
 			switch {
 			case sig == syscall.SIGTSTP:
-				d := s.suspend(c)
-				end.suspended += d
-				// The timers resume where they were.
-				c.lastOutput.Store(time.Now().UnixNano())
-				if at := c.resultAt.Load(); at != 0 {
-					c.resultAt.Store(at + int64(d))
-				}
-				if !escalateAt.IsZero() {
-					escalateAt = escalateAt.Add(d)
-				}
+				s.suspendWaiting(w)
 			case sig == syscall.SIGCONT:
 				// Handled where the tool stopped itself.
-			case s.interrupt != nil && escalates(sig):
-				s.forceKill(c, &end)
-			case s.interrupt != nil:
-				// A repeat of SIGTERM or SIGHUP: no escalation, but a
-				// graceful Ctrl+C wait becomes a terminate wait.
-				s.log.printf("[%s again: still waiting for %s]", signalName(sig), c.who())
-				if s.interrupt == syscall.SIGINT && !end.forced {
-					terminate(c)
-					if at := time.Now().Add(terminateTimeout); at.Before(escalateAt) {
-						escalateAt = at
-					}
-				}
-			case sig == syscall.SIGQUIT:
+			case w.c == nil:
 				s.interrupt = sig
-				s.log.printf("[SIGQUIT: forced stop]")
-				s.forceKill(c, &end)
-			case sig == syscall.SIGINT:
-				s.interrupt = sig
-				s.con.rawf("Interrupted: waiting for %s to finish cleaning up (press Ctrl+C again to force quit)", c.name)
-				s.log.printf("[SIGINT: forwarded to %s]", c.who())
-				signalGroup(c.pgid, syscall.SIGINT)
-				signalGroup(c.pgid, syscall.SIGCONT)
-				escalateAt = time.Now().Add(s.interruptGrace)
-			default: // SIGTERM, SIGHUP
-				s.interrupt = sig
-				s.con.rawf("Interrupted. Terminating %s process...", c.name)
-				s.log.printf("[%s: terminating %s]", signalName(sig), c.who())
-				terminate(c)
-				escalateAt = time.Now().Add(terminateTimeout)
+				return true
+			default:
+				s.signalChild(w, sig)
 			}
 		case now := <-tick.C:
 			s.poll()
-			if !escalateAt.IsZero() && !now.Before(escalateAt) {
-				escalateAt = time.Time{}
-				if s.interrupt == syscall.SIGINT {
-					s.con.rawf("%s did not exit within %s.", c.name, s.interruptGrace)
+			if w.c == nil {
+				if w.check(left) {
+					return false
 				}
-				s.forceKill(c, &end)
 				continue
 			}
-			if end.hang == "" && s.interrupt == nil {
-				if hang := s.hangCheck(c, now, end.suspended); hang != "" {
-					end.hang = hang
-					s.con.noticef("%s: ending %s", hang, c.who())
-					s.log.printf("[%s: terminating %s]", hang, c.who())
-					terminate(c)
-					escalateAt = now.Add(terminateTimeout)
-				}
+			s.childDue(w, now)
+		}
+	}
+}
+
+// childPanic ends a child one of whose goroutines panicked.
+func (s *supervisor) childPanic(w *waiting, p any) {
+	if w.end.fault != "" {
+		return
+	}
+	w.end.fault = fmt.Sprintf("internal error: %v", p)
+	if s.fault == "" {
+		s.fault = w.end.fault
+	}
+	s.con.errorf("%s: ending %s", w.end.fault, w.c.who())
+	s.log.printf("INTERNAL ERROR: %v", p)
+	s.forceKill(w.c, &w.end)
+}
+
+// suspendWaiting suspends the run (Ctrl+Z); the timers of the wait resume
+// where they were.
+func (s *supervisor) suspendWaiting(w *waiting) {
+	d := s.suspend(w.c)
+	if w.c == nil {
+		w.until = w.until.Add(d)
+		return
+	}
+	w.end.suspended += d
+	w.c.lastOutput.Store(time.Now().UnixNano())
+	if at := w.c.resultAt.Load(); at != 0 {
+		w.c.resultAt.Store(at + int64(d))
+	}
+	if !w.escalateAt.IsZero() {
+		w.escalateAt = w.escalateAt.Add(d)
+	}
+}
+
+// signalChild answers an ending signal while a child runs.
+func (s *supervisor) signalChild(w *waiting, sig os.Signal) {
+	c := w.c
+	switch {
+	case s.interrupt != nil && escalates(sig):
+		s.forceKill(c, &w.end)
+	case s.interrupt != nil:
+		// A repeat of SIGTERM or SIGHUP: no escalation, but a graceful
+		// Ctrl+C wait becomes a terminate wait.
+		s.log.printf("[%s again: still waiting for %s]", signalName(sig), c.who())
+		if s.interrupt == syscall.SIGINT && !w.end.forced {
+			terminate(c)
+			if at := time.Now().Add(terminateTimeout); at.Before(w.escalateAt) {
+				w.escalateAt = at
 			}
+		}
+	case sig == syscall.SIGQUIT:
+		s.interrupt = sig
+		s.log.printf("[SIGQUIT: forced stop]")
+		s.forceKill(c, &w.end)
+	case sig == syscall.SIGINT:
+		s.interrupt = sig
+		s.con.rawf("Interrupted: waiting for %s to finish cleaning up (press Ctrl+C again to force quit)", c.name)
+		s.log.printf("[SIGINT: forwarded to %s]", c.who())
+		signalGroup(c.pgid, syscall.SIGINT)
+		signalGroup(c.pgid, syscall.SIGCONT)
+		w.escalateAt = time.Now().Add(s.interruptGrace)
+	default: // SIGTERM, SIGHUP
+		s.interrupt = sig
+		s.con.rawf("Interrupted. Terminating %s process...", c.name)
+		s.log.printf("[%s: terminating %s]", signalName(sig), c.who())
+		terminate(c)
+		w.escalateAt = time.Now().Add(terminateTimeout)
+	}
+}
+
+// childDue does what is due at now while a child runs: the escalation of
+// its graceful end, and the hang protections.
+func (s *supervisor) childDue(w *waiting, now time.Time) {
+	c := w.c
+	if !w.escalateAt.IsZero() && !now.Before(w.escalateAt) {
+		w.escalateAt = time.Time{}
+		if s.interrupt == syscall.SIGINT {
+			s.con.rawf("%s did not exit within %s.", c.name, s.interruptGrace)
+		}
+		s.forceKill(c, &w.end)
+		return
+	}
+	if w.end.hang == "" && s.interrupt == nil {
+		if hang := s.hangCheck(c, now, w.end.suspended); hang != "" {
+			w.end.hang = hang
+			s.con.noticef("%s: ending %s", hang, c.who())
+			s.log.printf("[%s: terminating %s]", hang, c.who())
+			terminate(c)
+			w.escalateAt = now.Add(terminateTimeout)
 		}
 	}
 }
@@ -381,43 +465,7 @@ func (s *supervisor) sleep(d time.Duration, check func(left time.Duration) bool)
 	if s.startBlocked() {
 		return true
 	}
-	until := time.Now().Add(d)
-	tick := time.NewTimer(pollEvery)
-	defer tick.Stop()
-	for {
-		left := time.Until(until)
-		if left <= 0 {
-			return false
-		}
-		tick.Reset(s.nextWake(until))
-		select {
-		case k := <-s.keys():
-			if s.onKey != nil {
-				s.onKey(k)
-			}
-			if check(left) {
-				return false
-			}
-		case p := <-s.kb.panics():
-			s.keyboardPanic(p)
-			return true
-		case <-s.nudge:
-		case sig := <-s.sigs.c:
-			switch sig {
-			case syscall.SIGTSTP:
-				until = until.Add(s.suspend(nil))
-			case syscall.SIGCONT:
-			default:
-				s.interrupt = sig
-				return true
-			}
-		case <-tick.C:
-			s.poll()
-			if check(left) {
-				return false
-			}
-		}
-	}
+	return s.waitLoop(&waiting{until: time.Now().Add(d), check: check})
 }
 
 // ending reports whether a signal or a fault is ending the run.

@@ -31,7 +31,7 @@ const systemPromptFileName = ".system-prompt.md"
 const cliHelpTimeout = 20 * time.Second
 
 // systemPromptArgs returns the agent's arguments that give it r.systemPrompt.
-func (r *runner) systemPromptArgs() ([]string, error) {
+func (r *runPlan) systemPromptArgs() ([]string, error) {
 	if len(r.systemPrompt) <= maxArgBytes {
 		return []string{"--append-system-prompt", r.systemPrompt}, nil
 	}

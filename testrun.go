@@ -186,11 +186,25 @@ type childResult struct {
 	elapsed  time.Duration
 }
 
+// sideRunner runs a run's children other than the agent: the test command
+// and the scripts of custom_script conditions.
+type sideRunner struct {
+	sup         *supervisor
+	spawn       *spawner
+	con         *console
+	log         *runLog
+	live        *live
+	lock        *runLock
+	dir         string // the project root
+	testCmd     string
+	testTimeout time.Duration
+}
+
 // runChild runs a shell-free command (spec) to its end under the run's
 // supervision, with a timeout. Its output (stdout and stderr together) goes
 // to the log, and to the screen with -v, and line by line to onLine.
-func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, onLine func(line []byte)) childResult {
-	spec.dir = r.env.projectRoot
+func (r *sideRunner) runChild(name string, spec childSpec, timeout time.Duration, onLine func(line []byte)) childResult {
+	spec.dir = r.dir
 	spec.mergeOutput = true
 	spec.env = append(spec.env, runIDEnv+"="+r.lock.record.RunID)
 	out := r.con.transcript(r.log)
@@ -231,13 +245,13 @@ func (r *runner) runChild(name string, spec childSpec, timeout time.Duration, on
 }
 
 // runTests runs the test command once.
-func (r *runner) runTests() *testResults {
-	cmd := r.stops.cfg.TestCmd
+func (r *sideRunner) runTests() *testResults {
+	cmd := r.testCmd
 	r.con.progressf("Running tests: %s", cmd)
 	r.live.testsStarted(cmd)
 	r.log.section("TESTS", "Command: "+cmd, "Started: "+logTime(time.Now()))
 	p := newTestParser()
-	cr := r.runChild("test command", childSpec{path: "/bin/sh", argv0: "sh", args: []string{"-c", cmd}}, r.testTimeout(), p.line)
+	cr := r.runChild("test command", childSpec{path: "/bin/sh", argv0: "sh", args: []string{"-c", cmd}}, r.testTimeout, p.line)
 	t := p.results(cmd, cr.exitCode)
 	t.Err = cr.err
 	mark := "✓"
@@ -254,18 +268,20 @@ func (r *runner) runTests() *testResults {
 	return t
 }
 
-func (r *runner) testTimeout() time.Duration {
-	if r.opts.testTimeout.set {
-		return r.opts.testTimeout.d
+// testTimeout is the bound of one test run: the flag's, the conditions',
+// or the default.
+func testTimeout(flag durationFlag, cfg *stopConfig) time.Duration {
+	if flag.set {
+		return flag.d
 	}
-	if r.stops.cfg.TestTimeout > 0 {
-		return r.stops.cfg.TestTimeout
+	if cfg.TestTimeout > 0 {
+		return cfg.TestTimeout
 	}
 	return defaultTestTimeout
 }
 
 // runScript runs a custom_script condition's script: met on exit 0.
-func (r *runner) runScript(c *condition) (bool, string) {
+func (r *sideRunner) runScript(c *condition) (bool, string) {
 	if r.sup.ending() {
 		return false, "not run: interrupted"
 	}
@@ -275,7 +291,7 @@ func (r *runner) runScript(c *condition) (bool, string) {
 	}
 	r.log.printf("SCRIPT: %s", strings.Join(append([]string{c.Script}, c.Args...), " "))
 	var first string
-	path := resolvePath(r.env.projectRoot, c.Script)
+	path := resolvePath(r.dir, c.Script)
 	cr := r.runChild(c.Script, childSpec{path: path, argv0: c.Script, args: c.Args}, timeout, func(line []byte) {
 		if first == "" {
 			first = strings.TrimSpace(string(line))

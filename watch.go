@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -56,7 +55,6 @@ Examples:
 `
 
 // statePath is the workspace's run state file.
-func (w *workspace) statePath() string { return filepath.Join(w.StateDir, runStateFile) }
 
 // readRunState reads a run state file.
 func readRunState(path string) (*runState, error) {

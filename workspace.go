@@ -75,6 +75,10 @@ func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, met
 
 func (w *workspace) stopPath() string { return filepath.Join(w.StateDir, stopFile) }
 
+func (w *workspace) historyPath() string { return filepath.Join(w.StateDir, historyFile) }
+
+func (w *workspace) statePath() string { return filepath.Join(w.StateDir, runStateFile) }
+
 func (w *workspace) logsPath() string { return filepath.Join(w.StateDir, logsDir) }
 
 func (w *workspace) instructionsPath() string { return filepath.Join(w.Dir, instructionsFile) }
@@ -95,10 +99,8 @@ type metadata struct {
 	Created           time.Time      `json:"created"`
 	LastRun           *time.Time     `json:"lastRun,omitempty"`
 	Status            string         `json:"status"`
-	Iterations        int            `json:"iterations"`
+	workTotals                       // the sums of the workspace's iteration records
 	LastRunIterations int            `json:"lastRunIterations"`
-	FailedIterations  int            `json:"failedIterations"`
-	TotalCostUSD      float64        `json:"totalCostUsd"`
 	LastStopReason    string         `json:"lastStopReason,omitempty"`
 	LastExitCode      *int           `json:"lastExitCode,omitempty"`
 	LastLog           string         `json:"lastLog,omitempty"` // the last run's log file

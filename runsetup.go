@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,7 +18,6 @@ import (
 const (
 	defaultMaxFailures     = 3
 	resultWatchdogEnv      = "CLAUDE_ITERATE_RESULT_WATCHDOG" // tests shorten it
-	notFoundMessage        = "claude CLI not found: install it or set --claude / claude.command"
 	dryRunTotalItems       = 3
 	dryRunDefaultDelay     = time.Second
 	dryRunDemoInstructions = "# Demo task\n\nA dry run: the built-in mock agent completes three items, one per iteration.\n"
@@ -36,11 +34,11 @@ func (r *runner) setup(pos []string) error {
 	var ws *workspace
 	switch {
 	case len(pos) == 1:
-		ws, err = openWorkspace(env.projectRoot, base.str("workspacesDir"), pos[0])
+		ws, err = openWorkspace(env.projectRoot, base.WorkspacesDir, pos[0])
 		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
 			var nw *hintError
 			if errors.As(err, &nw) {
-				ws, err = r.createDemo(base.str("workspacesDir"), pos[0], base.str("outputLevel") == outputQuiet)
+				ws, err = r.createDemo(base.WorkspacesDir, pos[0], base.OutputLevel == outputQuiet)
 			}
 		}
 	default:
@@ -75,7 +73,7 @@ func (r *runner) setup(pos []string) error {
 	}
 	r.lock = lock
 	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
-	r.con = newConsole(env.stdout, env.stderr, r.cfg.str("outputLevel"))
+	r.con = newConsole(env.stdout, env.stderr, r.cfg.OutputLevel)
 	if prev.RunID != "" && !prev.Ended {
 		if pids := survivors(prev); len(pids) > 0 {
 			r.con.errorf("an earlier run of %s (pid %d) was killed and left %d %s running (pid %s): ending them", ws.Name, prev.PID, len(pids), map[bool]string{true: "process", false: "processes"}[len(pids) == 1], describePIDs(pids))
@@ -83,15 +81,15 @@ func (r *runner) setup(pos []string) error {
 		}
 	}
 
-	r.maxIterations = r.cfg.count("defaultMaxIterations")
+	r.maxIterations = r.cfg.MaxIterations
 	if r.maxIterations == 0 {
 		r.maxIterations = defaultMaxIterationsFor(r.mode)
 	}
-	r.delay = r.cfg.seconds("defaultDelay")
-	if opts.dryRun && r.cfg.sources["defaultDelay"] == layerDefault {
+	r.delay = r.cfg.Delay
+	if opts.dryRun && r.cfg.isDefault("defaultDelay") {
 		r.delay = dryRunDefaultDelay
 	}
-	r.stagnation = r.cfg.count("defaultStagnationThreshold")
+	r.stagnation = r.cfg.Stagnation
 	r.maxFailures = defaultMaxFailures
 	if opts.maxFailures.set {
 		r.maxFailures = opts.maxFailures.n
@@ -103,7 +101,7 @@ func (r *runner) setup(pos []string) error {
 		r.sup.resultWatchdog = d
 	}
 	if ts, _ := readTaskStatus(ws); ts.HasProgress {
-		r.bestCompleted = ts.Completed
+		r.count.bestCompleted = ts.Completed
 	}
 	if err := r.buildStops(); err != nil {
 		return err
@@ -129,8 +127,15 @@ func (r *runner) setup(pos []string) error {
 	r.writeLogHeader()
 	r.stop = &stopRequest{path: ws.stopPath(), changed: r.showStopState}
 	r.sup.con, r.sup.log = r.con, r.log
-	r.sup.onKey = r.stop.key
-	r.sup.onPoll = func() { r.stop.poll(false) }
+	r.history, err = openHistory(ws.historyPath(), func(msg string) { r.con.errorf("warning: %s", msg) })
+	if err != nil {
+		r.con.errorf("warning: cannot write the history: %v; running without it", err)
+	}
+	exclude := []string{ws.StateDir}
+	if !ws.Ralph {
+		exclude = append(exclude, ws.Dir)
+	}
+	r.git = findGitTree(env.projectRoot, exclude...)
 	now := time.Now().UTC().Truncate(time.Second)
 	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
 	ws.meta.Conditions = r.stops.initialReports()
@@ -157,7 +162,7 @@ func (r *runner) buildStops() error {
 			return &inputError{err}
 		}
 		cfg = *c
-	} else if c, ok := r.cfg.values["stop"].(*stopConfig); ok {
+	} else if c := r.cfg.Stop; c != nil {
 		cfg = *c
 	}
 	// The lists are appended to below: never into the config's arrays.
@@ -210,6 +215,7 @@ func (r *runner) buildStops() error {
 
 	r.stops = stopSet{cfg: cfg}
 	r.stops.order()
+	r.testTimeout = testTimeout(opts.testTimeout, &cfg)
 	for _, gc := range r.stops.ordered {
 		if gc.c.Type == condMaxIterations && gc.group == groupConditions {
 			r.maxIterations = min(r.maxIterations, gc.c.Count) // for "Iteration 2/5"
@@ -321,14 +327,14 @@ func (r *runner) resolveAgent() error {
 		args = append(args, mockAgentCommand)
 		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
 	} else {
-		cmd := r.cfg.str("claude.command")
-		path, err := exec.LookPath(cmd)
+		cmd := r.cfg.ClaudeCommand
+		path, err := findAgent(cmd)
 		if err != nil {
-			return agentLookupError(cmd, err)
+			return err
 		}
 		r.spec = childSpec{path: path, argv0: cmd}
 	}
-	args = append(args, r.cfg.list("claude.args")...)
+	args = append(args, r.cfg.ClaudeArgs...)
 	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
 	if !r.opts.prompt.set {
 		tmpl, source, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "system")
@@ -379,7 +385,7 @@ func (r *runner) writeLogHeader() {
 		conds = append(conds, fmt.Sprintf("[%s] %s", gc.group, gc.c.describe()))
 	}
 	if r.stops.cfg.TestCmd != "" {
-		conds = append(conds, fmt.Sprintf("Test command: %s (timeout %s)", r.stops.cfg.TestCmd, shortDuration(r.testTimeout())))
+		conds = append(conds, fmt.Sprintf("Test command: %s (timeout %s)", r.stops.cfg.TestCmd, shortDuration(r.testTimeout)))
 	}
 	r.log.section("STOP CONDITIONS", conds...)
 	if r.opts.prompt.set {

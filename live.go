@@ -1,12 +1,16 @@
 package main
 
-// This file keeps what a run is doing now — runState — and shows it: the
-// live panel on a terminal, heartbeat lines elsewhere, the state file that
-// 'claude-iterate watch' follows, and the notifications. The rules are:
+// This file implements a run's live view, live: it keeps what a run is
+// doing now — runState — and shows it: the live panel on a terminal,
+// heartbeat lines elsewhere, the state file that 'claude-iterate watch'
+// follows; and it publishes the run's events (events.go) to the event
+// stream and the notifications. The rules are:
 //
 //   - The loop tells it of its events through a handful of calls (an
-//     iteration starts or ends, a wait, a stop request, the end); the
-//     agent's stream events come from the reader goroutine, already decoded.
+//     iteration starts, its record is made, a wait, a stop request, the
+//     end); the agent's stream events come from the reader goroutine,
+//     already decoded. Numbers come from records and the totals made of
+//     them (record.go), never worked out again here.
 //   - It adds no wake-ups: redraws (at most once a second, at once on a
 //     stop request or a resize), heartbeats, the .status.json poll and
 //     state-file writes are done when their deadline has passed, at the
@@ -59,13 +63,11 @@ type runState struct {
 	Phase       string       `json:"phase"`
 	Interrupted string       `json:"interrupted,omitempty"` // the signal's name
 	Iteration   int          `json:"iteration"`             // the running, or last started, iteration
-	Done        int          `json:"done"`                  // iterations counted
+	Totals      workTotals   `json:"totals"`                // the run's, from its records
 	Max         int          `json:"max"`
 	IterStarted time.Time    `json:"iterationStarted"`
-	IterTotalMS int64        `json:"iterationsMs"` // the counted iterations' total duration
 	Tasks       *progressRep `json:"tasks,omitempty"`
 	Complete    bool         `json:"complete,omitempty"`
-	Cost        float64      `json:"costUsd"`
 	Activity    activity     `json:"activity"`
 	WaitUntil   time.Time    `json:"waitUntil"`
 	StopSource  string       `json:"stopSource,omitempty"`
@@ -96,11 +98,12 @@ func (st *runState) elapsed(now time.Time) time.Duration {
 // done. In loop mode (one item per iteration) the items left bound the
 // iterations left.
 func (st *runState) eta(now time.Time) (time.Duration, bool) {
-	if st.Done == 0 || st.Max == 0 || st.Ended {
+	done := st.Totals.Iterations
+	if done == 0 || st.Max == 0 || st.Ended {
 		return 0, false
 	}
-	avg := time.Duration(st.IterTotalMS) * time.Millisecond / time.Duration(st.Done)
-	left := st.Max - st.Done
+	avg := time.Duration(st.Totals.DurationMS) * time.Millisecond / time.Duration(done)
+	left := st.Max - done
 	if st.Mode == modeLoop && st.Tasks != nil && st.Tasks.Total > 0 {
 		left = min(left, st.Tasks.Total-st.Tasks.Completed)
 	}
@@ -131,7 +134,7 @@ func (st *runState) tasksText() string {
 // iteration 3, 2/50 done: Bash: go test ./... · 42s".
 func (st *runState) nowLine(now time.Time) string {
 	label, _ := stateLabel(st)
-	return fmt.Sprintf("%s, %d/%d done: %s", label, st.Done, st.Max, nowText(st, now, true))
+	return fmt.Sprintf("%s, %d/%d done: %s", label, st.Totals.Iterations, st.Max, nowText(st, now, true))
 }
 
 // live is a run's live view. A nil *live does nothing.
@@ -155,61 +158,91 @@ type live struct {
 	lastWrite time.Time
 	statePath string
 	writeErr  bool
-	notify    *notifier
 	status    *statusWatch
-	// statusNotify: status updates are notified (statusWatch.enabled).
+	pub       publisher
+}
+
+// publisher is where a run's events go: the event stream and the
+// notifications.
+type publisher struct {
+	notify *notifier
+	events *eventWriter
+	run    string // the run's id, in its events
+	// statusNotify: status updates are published (statusWatch.enabled).
 	statusNotify bool
 }
 
-// startLive starts the run's live view, once the run is set up and the
-// keyboard open: it hooks into the console, the stop request and the
-// supervisor's poll, announces the run and draws the panel.
-func (r *runner) startLive() {
+// liveConfig is what a live view is made from.
+type liveConfig struct {
+	con      *console
+	log      *runLog
+	ws       *workspace
+	mode     string
+	start    time.Time
+	max      int
+	keyboard bool // the s key works in the run's terminal
+	root     string
+	cfg      *settings
+	opts     *runOptions
+	events   *eventWriter
+	run      string
+}
+
+// newLive makes a run's live view, once the run is set up and the
+// keyboard open.
+func newLive(lc liveConfig) *live {
 	now := time.Now()
-	l := &live{con: r.con, log: r.log, statePath: filepath.Join(r.ws.StateDir, runStateFile), heartbeat: defaultHeartbeat}
-	if r.opts.heartbeat.set {
-		l.heartbeat = r.opts.heartbeat.d
+	l := &live{con: lc.con, log: lc.log, statePath: filepath.Join(lc.ws.StateDir, runStateFile), heartbeat: defaultHeartbeat,
+		pub: publisher{events: lc.events, run: lc.run}}
+	if lc.opts.heartbeat.set {
+		l.heartbeat = lc.opts.heartbeat.d
 	}
-	l.st = runState{PID: os.Getpid(), Workspace: r.ws.Name, Mode: r.mode, Started: r.start, Phase: phaseStarting,
-		Max: r.maxIterations, Keyboard: r.sup.kb != nil, Updated: now}
-	l.act.root = r.env.projectRoot
-	l.opts = panelOpts{color: r.con.color, oneLine: r.con.level == outputVerbose}
-	l.status = newStatusWatch(r.ws.statusPath(), time.Duration(r.cfg.count("notification.statusWatch.debounceMs"))*time.Millisecond,
-		r.cfg.values["notification.statusWatch.notifyOnlyMeaningful"].(bool))
+	l.st = runState{PID: os.Getpid(), Workspace: lc.ws.Name, Mode: lc.mode, Started: lc.start, Phase: phaseStarting,
+		Max: lc.max, Keyboard: lc.keyboard, Updated: now}
+	l.act.root = lc.root
+	l.opts = panelOpts{color: lc.con.color, oneLine: lc.con.level == outputVerbose}
+	sw := lc.cfg.StatusWatch
+	l.status = newStatusWatch(lc.ws.statusPath(), sw.Debounce, sw.OnlyMeaningful)
 	if ts, ok := l.status.prime(); ok {
 		l.setTasks(ts)
 	}
-	l.statusNotify = r.cfg.values["notification.statusWatch.enabled"].(bool)
-	if u := r.cfg.str("notifyUrl"); u != "" {
-		events := r.cfg.list("notifyEvents")
-		r.log.printf("[notifications: %s, events: %v]", redactURL(u), events)
-		l.notify = newNotifier(u, events, func(msg string) { r.log.printf("WARNING: %s", msg) })
-		l.notify.onScreen(func(msg string) { r.con.errorf("%s", msg) })
+	l.pub.statusNotify = sw.Enabled
+	if u := lc.cfg.NotifyURL; u != "" {
+		r := lc.log
+		r.printf("[notifications: %s, events: %v]", redactURL(u), lc.cfg.NotifyEvents)
+		l.pub.notify = newNotifier(u, lc.cfg.NotifyEvents, func(msg string) { r.printf("WARNING: %s", msg) })
+		l.pub.notify.onScreen(func(msg string) { lc.con.errorf("%s", msg) })
 	}
-	r.live = l
-	// Without a panel to keep current or notifications to send, nothing
-	// is shown between an iteration's start and end.
-	r.sup.quiet = !r.con.panelWanted() && l.notify == nil
-	if r.sup.quiet {
-		l.nudge = make(chan struct{}, 1)
-		r.sup.nudge, r.sup.pending = l.nudge, l.stateDirty
+	if lc.events != nil {
+		lc.events.warn = func(msg string) { lc.con.errorf("warning: %s", msg) }
 	}
-	r.con.onLine = l.addLine
-	changed := r.stop.changed
-	r.stop.changed = func(source string) {
-		changed(source)
-		l.stopChanged(source)
-	}
-	poll := r.sup.onPoll
-	r.sup.onPoll = func() {
-		poll()
-		l.tick(time.Now(), r.sup.interrupt, r.sup.suspended)
-	}
-	l.notify.send(noteStart(r.ws.Name, r.mode, r.maxIterations))
+	return l
+}
+
+// notifies reports whether notifications go out.
+func (l *live) notifies() bool { return l.pub.notify != nil }
+
+// quietNudge makes and returns the channel that wakes the supervisor of
+// a quiet run when the state file becomes out of date.
+func (l *live) quietNudge() <-chan struct{} {
+	l.nudge = make(chan struct{}, 1)
+	return l.nudge
+}
+
+// started announces the run and draws the panel.
+func (l *live) started() {
+	l.emit(runEvent{Event: eventStart, Mode: l.st.Mode, MaxIterations: l.st.Max})
 	l.mu.Lock()
 	l.dirty, l.redraw = true, true
 	l.mu.Unlock()
-	l.update(now)
+	l.update(time.Now())
+}
+
+// emit publishes ev: to the event stream, and as a notification.
+func (l *live) emit(ev runEvent) {
+	ev = l.stamp(ev)
+	l.pub.events.write(ev)
+	l.pub.notify.send(notificationFor(ev))
 }
 
 // beats reports whether heartbeat lines are printed: plain output, not
@@ -245,8 +278,12 @@ func (l *live) tick(now time.Time, interrupt os.Signal, suspended time.Duration)
 		l.dirty, l.redraw = true, true
 		l.mu.Unlock()
 		l.log.printf("[status update: %s]", msg)
-		if l.statusNotify {
-			l.notify.send(noteStatus(l.st.Workspace, msg, ts.Complete))
+		if l.pub.statusNotify {
+			ev := runEvent{Event: eventStatus, Message: msg, Complete: ts.Complete}
+			if ts.HasProgress {
+				ev.Progress = &progressRep{ts.Completed, ts.Total}
+			}
+			l.emit(ev)
 		}
 	}
 	if heartbeat != "" {
@@ -372,27 +409,41 @@ func (l *live) stateDirty() bool {
 	return l.dirty
 }
 
-// iterationDone: an iteration was counted (r.iter, r.cost are up to date).
-func (l *live) iterationDone(r *runner, o *iterationOutcome, ts taskStatus, failed bool) {
+// recorded: an iteration's record is made; totals are the run's, with it.
+func (l *live) recorded(rec *iterationRecord, totals workTotals, elapsed time.Duration) {
 	if l == nil {
 		return
 	}
 	now := time.Now()
 	l.mu.Lock()
-	l.st.Phase, l.st.Done, l.st.Cost, l.st.Updated = phaseBetween, r.iter, r.cost, now
-	l.st.IterTotalMS += o.elapsed.Milliseconds()
-	l.st.Activity = activity{}
-	if ts.Source != "" {
-		l.setTasks(ts)
+	l.st.Totals, l.st.Updated = totals, now
+	if rec.counted() {
+		l.st.Phase = phaseBetween
 	}
+	l.st.Activity = activity{}
+	if rec.Progress != nil {
+		l.st.Tasks = rec.Progress
+	}
+	l.st.Complete = l.st.Complete || rec.Complete
 	l.dirty, l.redraw = true, true
+	max := l.st.Max
 	l.mu.Unlock()
-	_, why := o.failed()
-	l.notify.send(noteIteration(r.ws.Name, r.iter, r.maxIterations, failed, why, o.elapsed, o.cost(), ts))
-	if r.iter%notifyMilestone == 0 {
-		l.notify.send(noteMilestone(r.ws.Name, r.iter, r.elapsed(), r.cost, ts))
+	ev := runEvent{Event: eventIteration, MaxIterations: max, Record: rec, Totals: &totals, ElapsedMS: elapsed.Milliseconds()}
+	if rec.counted() {
+		l.emit(ev)
+	} else {
+		l.pub.events.write(l.stamp(ev)) // not notified: the run says why it waits or ends
+	}
+	if rec.counted() && totals.Iterations%notifyMilestone == 0 {
+		l.emit(runEvent{Event: eventMilestone, Totals: &totals, ElapsedMS: elapsed.Milliseconds(), Progress: rec.Progress, Complete: rec.Complete})
 	}
 	l.update(now)
+}
+
+// stamp names the workspace and the run in ev.
+func (l *live) stamp(ev runEvent) runEvent {
+	ev.Workspace, ev.Run = l.st.Workspace, l.pub.run
+	return ev
 }
 
 // testsStarted: the test command runs.
@@ -450,9 +501,8 @@ func (l *live) limitReached(msg string) {
 	l.st.Phase = phaseLimit
 	l.st.Activity = activity{}
 	l.dirty, l.redraw = true, true
-	ws := l.st.Workspace
 	l.mu.Unlock()
-	l.notify.send(noteLimit(ws, msg))
+	l.emit(runEvent{Event: eventLimit, Message: msg})
 }
 
 // stopChanged: a stop was requested ("keyboard", "file") or cancelled ("").
@@ -467,22 +517,23 @@ func (l *live) stopChanged(source string) {
 
 // ended: the run ends. The panel gives way to the run's last line, the
 // state file says how the run ended, and the last notification is sent.
-func (l *live) ended(end ending, summary string) {
+func (l *live) ended(end ending, summary string, totals workTotals, elapsed time.Duration) {
 	if l == nil {
 		return
 	}
 	now := time.Now()
 	l.mu.Lock()
 	l.st.Phase, l.st.Ended, l.st.Ending, l.st.Hint, l.st.ExitCode = phaseEnded, true, summary, end.hint, end.code
-	l.st.Activity, l.st.Updated = activity{}, now
+	l.st.Activity, l.st.Updated, l.st.Totals = activity{}, now, totals
 	data := l.marshal(now)
-	ws := l.st.Workspace
 	l.mu.Unlock()
 	l.con.dropPanel()
 	if data != nil {
 		l.writeState(data)
 	}
-	l.notify.send(noteEnd(ws, end, summary))
+	ev := endEvent(end, summary)
+	ev.Totals, ev.ElapsedMS = &totals, elapsed.Milliseconds()
+	l.emit(ev)
 }
 
 // drain gives the pending notifications up to notifyExitWait to go out,
@@ -491,5 +542,5 @@ func (l *live) drain(abort <-chan os.Signal) {
 	if l == nil {
 		return
 	}
-	l.notify.close(notifyExitWait, abort)
+	l.pub.notify.close(notifyExitWait, abort)
 }

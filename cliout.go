@@ -1,0 +1,48 @@
+package main
+
+// This file holds what keeps a command's output right: hints that name
+// commands which work as typed (shellQuote), and output whose failed writes
+// are reported rather than lost (errWriter).
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that a hint
+// can be pasted as it is.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// errWriter remembers the first error of the writes through it, so that a
+// command printing many lines reports a failed write (a full disk, a
+// closed pipe) once, at the end.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// writeError is the error a command returns when its output could not be
+// written.
+func writeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("writing the output: %v", unwrapPathError(err))
+}

@@ -1,0 +1,232 @@
+package main
+
+// This file implements a run's events: what happens in a run, as values
+// (runEvent), written as JSON Lines by 'run --events FILE' for programs
+// (orchestrators, dashboards, CI) and turned into notifications for people.
+// The rules are:
+//
+//   - One event, two forms: the event stream and the notifications carry
+//     the same events (execution_start, iteration with its record,
+//     iteration_milestone, status_update, limit_wait, completion, error,
+//     stopped); a notification is made from its event (notificationFor).
+//   - The stream's last line is an "exit" event with the run's exit code
+//     and reason, on every way out a signal allows — a setup error, a
+//     usage error found late, Ctrl+C, SIGTERM — only SIGKILL can cut it.
+//   - Each event is one line written with one write: a reader following
+//     the file never sees half an event. A failed write disables the
+//     stream with one warning; the run goes on.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Event names.
+const (
+	eventStart     = "execution_start"
+	eventIteration = "iteration"
+	eventMilestone = "iteration_milestone"
+	eventStatus    = "status_update"
+	eventLimit     = "limit_wait"
+	eventCompleted = "completion"
+	eventError     = "error"
+	eventStopped   = "stopped"
+	eventExit      = "exit" // the stream's last line; never notified
+)
+
+// runEvent is one event of a run.
+type runEvent struct {
+	Event     string    `json:"event"`
+	Time      time.Time `json:"time"`
+	Workspace string    `json:"workspace,omitempty"`
+	Run       string    `json:"run,omitempty"`
+	// Mode and MaxIterations: execution_start, iteration.
+	Mode          string `json:"mode,omitempty"`
+	MaxIterations int    `json:"maxIterations,omitempty"`
+	// Record: iteration.
+	Record *iterationRecord `json:"record,omitempty"`
+	// Totals and ElapsedMS are the run's so far: iteration, milestone, and
+	// the run's end.
+	Totals    *workTotals `json:"totals,omitempty"`
+	ElapsedMS int64       `json:"elapsedMs,omitempty"`
+	// Progress and Complete: the agent's status (status_update, milestone).
+	Progress *progressRep `json:"progress,omitempty"`
+	Complete bool         `json:"complete,omitempty"`
+	// Message: the status update, the limit wait, or the run's last line.
+	Message string `json:"message,omitempty"`
+	// Reason, Hint, ExitCode and Signal: the run's end, and exit.
+	Reason   string `json:"reason,omitempty"`
+	Hint     string `json:"hint,omitempty"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+}
+
+// endEvent is the event of a run's end: completion, error or stopped.
+func endEvent(end ending, summary string) runEvent {
+	code := end.code
+	ev := runEvent{Event: eventError, Message: summary, Reason: end.reason, Hint: end.hint, ExitCode: &code}
+	switch {
+	case end.status == statusCompleted:
+		ev.Event = eventCompleted
+	case end.code == exitOK || end.signal != nil:
+		ev.Event = eventStopped
+	}
+	if end.signal != nil {
+		ev.Signal = signalName(end.signal)
+	}
+	return ev
+}
+
+// exitEvent is the stream's last event.
+func exitEvent(code int, reason string) runEvent {
+	return runEvent{Event: eventExit, Reason: reason, ExitCode: &code}
+}
+
+// errorExitCode is the exit code an error ends a command with (cli.go's
+// report), for the exit event of a run that could not start.
+func errorExitCode(err error) int {
+	var ue *usageError
+	var ie *inputError
+	var ee *exitCodeError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue), errors.As(err, &ie):
+		return exitUsage
+	}
+	return exitError
+}
+
+// eventWriter writes a run's events as JSON Lines. A nil *eventWriter
+// writes nothing.
+type eventWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closer io.Closer
+	name   string
+	failed bool
+	warn   func(msg string)
+}
+
+// openEvents opens the event stream: "-" is standard output.
+func openEvents(path string, stdout io.Writer) (*eventWriter, error) {
+	if path == "-" {
+		return &eventWriter{w: stdout, name: "standard output"}, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, usagef("invalid value %q for flag --events: %v", path, unwrapPathError(err))
+	}
+	return &eventWriter{w: f, closer: f, name: path}, nil
+}
+
+// write writes ev, stamped with the time and the run, as one line.
+func (ew *eventWriter) write(ev runEvent) {
+	if ew == nil {
+		return
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now().UTC()
+	}
+	data, err := json.Marshal(&ev)
+	if err != nil {
+		return
+	}
+	data = append(data, '\n')
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	if ew.failed {
+		return
+	}
+	if _, err := ew.w.Write(data); err != nil {
+		ew.failed = true
+		if ew.warn != nil {
+			ew.warn(fmt.Sprintf("writing events to %s: %v; no more events are written", ew.name, unwrapPathError(err)))
+		}
+	}
+}
+
+// close closes the stream's file.
+func (ew *eventWriter) close() {
+	if ew == nil || ew.closer == nil {
+		return
+	}
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	ew.closer.Close()
+	ew.failed = true
+}
+
+// notificationFor is the notification of an event.
+func notificationFor(ev runEvent) notification {
+	ws := ev.Workspace
+	switch ev.Event {
+	case eventStart:
+		return notification{event: ev.Event, title: ws + ": run started", priority: "3", tags: "rocket",
+			body: fmt.Sprintf("Running %s (%s mode, up to %s)", ws, ev.Mode, plural(ev.MaxIterations, "iteration"))}
+	case eventIteration:
+		rec := ev.Record
+		nt := notification{event: ev.Event, title: fmt.Sprintf("%s: iteration %d/%d done", ws, rec.Iteration, ev.MaxIterations), priority: "2", tags: "white_check_mark"}
+		verb := "done"
+		if !rec.OK {
+			nt.title = fmt.Sprintf("%s: iteration %d/%d %s", ws, rec.Iteration, ev.MaxIterations, endWord(rec))
+			nt.priority, nt.tags, verb = "3", "x", endWord(rec)
+		}
+		nt.body = fmt.Sprintf("Iteration %d/%d %s in %s, %s%s", rec.Iteration, ev.MaxIterations, verb, roundDuration(rec.duration()), formatCost(rec.CostUSD), progressSuffix(rec.Progress))
+		if !rec.OK {
+			nt.body += "\n" + clip(rec.Reason, 500)
+		}
+		return nt
+	case eventMilestone:
+		body := fmt.Sprintf("%d iterations in %s, $%.2f so far", ev.Totals.Iterations, compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), ev.Totals.CostUSD)
+		if p := ev.Progress; p != nil {
+			body += fmt.Sprintf(" · %d/%d items", p.Completed, p.Total)
+		}
+		return notification{event: ev.Event, title: fmt.Sprintf("%s: %d iterations", ws, ev.Totals.Iterations), priority: "3", tags: "checkered_flag", body: body}
+	case eventStatus:
+		nt := notification{event: ev.Event, title: ws + ": status update", priority: "2", tags: "bar_chart", body: ev.Message}
+		if ev.Complete {
+			nt.priority, nt.tags = "4", "tada"
+		}
+		return nt
+	case eventLimit:
+		return notification{event: ev.Event, title: ws + ": usage limit", priority: "4", tags: "hourglass", body: ev.Message}
+	}
+	body := ev.Message
+	if ev.Hint != "" {
+		body += "\nhint: " + ev.Hint
+	}
+	switch ev.Event {
+	case eventCompleted:
+		return notification{event: ev.Event, title: ws + ": completed", priority: "4", tags: "white_check_mark,tada", body: body}
+	case eventStopped:
+		return notification{event: ev.Event, title: ws + ": stopped", priority: "3", tags: "stop_sign", body: body}
+	}
+	return notification{event: eventError, title: ws + ": failed", priority: "5", tags: "rotating_light", body: body}
+}
+
+// endWord says how an iteration ended, as lines and notifications say it.
+func endWord(rec *iterationRecord) string {
+	switch rec.End {
+	case endDone:
+		return "done"
+	case endInterrupted:
+		return "interrupted"
+	case endLimit:
+		return "hit a usage limit"
+	}
+	return "failed"
+}
+
+// progressSuffix is " · 3/5 items (2 remaining)", or "".
+func progressSuffix(p *progressRep) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf(" · %d/%d items (%d remaining)", p.Completed, p.Total, p.Total-p.Completed)
+}

@@ -1,0 +1,211 @@
+package main
+
+// This file finds the project files an iteration added, changed or
+// removed, when the project root is in a git work tree. The rules are:
+//
+//   - Outside a git work tree nothing runs: the work tree is looked for by
+//     walking up to a .git entry, without starting git.
+//   - Around each iteration, one `git status` (porcelain v2, untracked
+//     files listed one by one, no renames, no optional locks — the agent's
+//     own git commands must never find index.lock taken) lists the dirty
+//     files and HEAD; each dirty file is stamped (statuswatch.go's
+//     fileStamp). A file is changed when it is dirty on one side only, or
+//     its stamp differs; when HEAD moved (the agent committed), the files
+//     of `git diff old new` are added.
+//   - Each git command is bounded in time; its whole process group is
+//     killed at the bound. A git that fails or times out turns the
+//     feature off for the rest of the run, with one warning: filesChanged
+//     is then null, never a guess.
+//   - Paths are relative to the project root; files outside it and the
+//     workspace's own files are left out.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// gitTimeout bounds one git command.
+const gitTimeout = 30 * time.Second
+
+// gitTree is the git work tree around a project root.
+type gitTree struct {
+	top     string   // the work tree's top directory
+	root    string   // the project root
+	exclude []string // directories whose files are never listed (the workspace's)
+	failed  bool
+}
+
+// gitSnapshot is a work tree's dirty files and HEAD at one moment.
+type gitSnapshot struct {
+	head  string
+	dirty map[string]fileStamp // by path relative to the top
+}
+
+// findGitTree returns the git work tree holding root, or nil when there is
+// none (or git cannot say where it is).
+func findGitTree(root string, exclude ...string) *gitTree {
+	found := false
+	for dir := root; ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			found = true
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
+	out, err := runGit(root, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil
+	}
+	top := strings.TrimSpace(string(out))
+	if top == "" {
+		return nil
+	}
+	if t, err := filepath.EvalSymlinks(top); err == nil {
+		top = t
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	g := &gitTree{top: top, root: root}
+	for _, e := range exclude {
+		if e == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(e); err == nil {
+			e = r
+		}
+		g.exclude = append(g.exclude, e)
+	}
+	return g
+}
+
+// runGit runs git in dir, bounded by gitTimeout, and returns its stdout.
+func runGit(dir string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, errors.New("git did not answer within " + gitTimeout.String())
+	}
+	return out.Bytes(), err
+}
+
+// snapshot lists the dirty files now; nil when g is nil or git failed.
+func (g *gitTree) snapshot() *gitSnapshot {
+	if g == nil || g.failed {
+		return nil
+	}
+	out, err := runGit(g.top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
+	if err != nil {
+		g.failed = true
+		return nil
+	}
+	s := &gitSnapshot{dirty: map[string]fileStamp{}}
+	for _, entry := range bytes.Split(out, []byte{0}) {
+		line := string(entry)
+		var path string
+		switch {
+		case strings.HasPrefix(line, "# branch.oid "):
+			s.head = strings.TrimPrefix(line, "# branch.oid ")
+			continue
+		case strings.HasPrefix(line, "1 "):
+			path = nthField(line, 8)
+		case strings.HasPrefix(line, "2 "):
+			path = nthField(line, 9)
+		case strings.HasPrefix(line, "u "):
+			path = nthField(line, 10)
+		case strings.HasPrefix(line, "? "):
+			path = line[2:]
+		}
+		if path != "" {
+			s.dirty[path] = stampOf(filepath.Join(g.top, path))
+		}
+	}
+	return s
+}
+
+// nthField returns what follows the first n space-separated fields of line.
+func nthField(line string, n int) string {
+	for range n {
+		i := strings.IndexByte(line, ' ')
+		if i < 0 {
+			return ""
+		}
+		line = line[i+1:]
+	}
+	return line
+}
+
+// changed lists the project files that changed between before and after,
+// relative to the project root; nil when either is unknown.
+func (g *gitTree) changed(before, after *gitSnapshot) []string {
+	if g == nil || before == nil || after == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for p, st := range before.dirty {
+		if st2, ok := after.dirty[p]; !ok || st2 != st {
+			set[p] = true
+		}
+	}
+	for p := range after.dirty {
+		if _, ok := before.dirty[p]; !ok {
+			set[p] = true
+		}
+	}
+	if before.head != after.head && before.head != "" && after.head != "" && !strings.HasPrefix(before.head, "(") {
+		out, err := runGit(g.top, "diff", "--name-only", "-z", "--no-renames", before.head, after.head)
+		if err == nil {
+			for _, p := range bytes.Split(out, []byte{0}) {
+				if len(p) > 0 {
+					set[string(p)] = true
+				}
+			}
+		}
+	}
+	files := []string{}
+	for p := range set {
+		abs := filepath.Join(g.top, p)
+		if g.excluded(abs) {
+			continue
+		}
+		rel, err := filepath.Rel(g.root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		files = append(files, rel)
+	}
+	slices.Sort(files)
+	return files
+}
+
+// excluded reports whether abs is one of the workspace's own files.
+func (g *gitTree) excluded(abs string) bool {
+	for _, e := range g.exclude {
+		if abs == e || strings.HasPrefix(abs, e+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}

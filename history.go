@@ -1,0 +1,136 @@
+package main
+
+// This file keeps a workspace's history: its iteration records, one JSON
+// object a line, in history.jsonl in the workspace's state directory. The
+// rules are:
+//
+//   - A run opens the file once, for appending, without following a link
+//     and without blocking (a FIFO put there is refused, never waited on),
+//     and writes each record with one write, as it is made.
+//   - Reading goes through the safe reader with a cap; a line that is not a
+//     record (a torn last line after a crash, a corrupt line) is skipped and
+//     counted, never fatal; a file that is not a regular file, or is over
+//     the cap, is an error naming the file.
+//   - reset removes the file; clean archives it with the workspace.
+//   - A history that cannot be written disables itself with one warning:
+//     the run goes on.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// historyFile is the history's name in a workspace's state directory.
+const historyFile = "history.jsonl"
+
+// historyCap bounds what is read of a history: about 400,000 records.
+const historyCap = 256 << 20
+
+// historyWriter appends records to a history. A nil *historyWriter writes
+// nothing.
+type historyWriter struct {
+	f    *os.File
+	path string
+	warn func(msg string)
+}
+
+// openHistory opens a workspace's history for appending.
+func openHistory(path string, warn func(msg string)) (*historyWriter, error) {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			err = &os.PathError{Op: "open", Path: path, Err: errors.New("is a symbolic link")}
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &os.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &historyWriter{f: f, path: path, warn: warn}, nil
+}
+
+// append writes rec as one line.
+func (h *historyWriter) append(rec *iterationRecord) {
+	if h == nil || h.f == nil {
+		return
+	}
+	data, err := json.Marshal(rec)
+	if err == nil {
+		_, err = h.f.Write(append(data, '\n'))
+	}
+	if err != nil {
+		h.warn(fmt.Sprintf("writing %s: %v; the history of this run is incomplete", h.path, unwrapPathError(err)))
+		h.close()
+	}
+}
+
+func (h *historyWriter) close() {
+	if h == nil || h.f == nil {
+		return
+	}
+	h.f.Close()
+	h.f = nil
+}
+
+// historyRead is a history as read: its records, and how many lines were
+// skipped as not records.
+type historyRead struct {
+	records []*iterationRecord
+	skipped int
+}
+
+// readHistory reads the history at path; a missing file is an empty history.
+func readHistory(path string) (*historyRead, error) {
+	data, err := readRegularFile(path, historyCap)
+	if errors.Is(err, os.ErrNotExist) {
+		return &historyRead{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the history: %w", err)
+	}
+	return parseHistory(data), nil
+}
+
+// parseHistory parses a history's lines.
+func parseHistory(data []byte) *historyRead {
+	h := &historyRead{}
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		rec := &iterationRecord{}
+		if json.Unmarshal(line, rec) != nil || rec.Run == "" || rec.Iteration < 1 {
+			h.skipped++
+			continue
+		}
+		h.records = append(h.records, rec)
+	}
+	return h
+}
+
+// totals sums the records.
+func (h *historyRead) totals() workTotals {
+	var t workTotals
+	for _, rec := range h.records {
+		t.add(rec)
+	}
+	return t
+}

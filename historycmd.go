@@ -1,0 +1,285 @@
+package main
+
+// This file implements the history command: a workspace's iteration
+// records (history.go), for people as a table per run under a chart of its
+// durations, costs and progress, and for programs as JSON Lines. The rules
+// are: runs are shown oldest first, each with its totals (the sums of its
+// records, as everywhere); lines of the file that are not records are
+// skipped and counted in one warning; the command reads, never writes.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// historyUsage is the manual of the history command.
+const historyUsage = `Usage: claude-iterate history [<workspace>] [--json] [--run ID] [--last N]
+
+Shows what each iteration of a workspace did, from its history (the record
+each iteration leaves in history.jsonl, kept across runs until 'reset'):
+when it started, how long it took (time suspended left out), whether it
+succeeded (✓) or failed (✗, with the reason), its cost, the tasks' progress
+after it, the tools it used, the tool calls claude refused, and how many
+project files it changed (in a git work tree). Each run is shown with its
+totals, under a chart of its iterations' durations and costs and of the
+progress over them.
+Without <workspace>, shows the ralph-mode run of the current directory.
+
+Options:
+  --json      print the records as JSON Lines, one per iteration, with the
+              fields: run, iteration, startedAt, durationMs, end (done, failed,
+              refused, hang, interrupted, limit), ok, reason, costUsd, turns,
+              tokens, tools, refused, progress, complete, worked, tests,
+              filesChanged
+  --run ID    only the run ID (as shown, or a prefix of it), or the Nth run
+              (1 is the first, -1 the last)
+  --last N    only the last N iterations
+
+Examples:
+  claude-iterate history demo
+  claude-iterate history demo --run -1 --last 5
+  claude-iterate history demo --json | jq -s 'map(.costUsd) | add'
+`
+
+func runHistory(env *cliEnv, args []string) error {
+	fs := newFlagSet("history")
+	asJSON := fs.Bool("json", false, "")
+	var runSel stringFlag
+	var last countFlag
+	fs.Var(&runSel, "run", "")
+	fs.Var(&last, "last", "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if last.set && last.n == 0 {
+		return usagef("invalid value \"0\" for flag --last: must be at least 1")
+	}
+	w, err := workspaceFromArgs(env, pos)
+	if err != nil {
+		return err
+	}
+	h, err := readHistory(w.historyPath())
+	if err != nil {
+		return err
+	}
+	if h.skipped > 0 {
+		fmt.Fprintf(env.stderr, "%s: warning: %s of %s skipped: not iteration records (a run that crashed mid-write?)\n", progName, plural(h.skipped, "line"), relPath(env.projectRoot, w.historyPath()))
+	}
+	recs := h.records
+	if runSel.set {
+		id, err := selectRun(runs(recs), runSel.s)
+		if err != nil {
+			return err
+		}
+		recs = filterRun(recs, id)
+	}
+	if last.set && len(recs) > last.n {
+		recs = recs[len(recs)-last.n:]
+	}
+	out := &errWriter{w: env.stdout}
+	if *asJSON {
+		for _, rec := range recs {
+			data, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			out.Write(append(data, '\n'))
+		}
+		return writeError(out.err)
+	}
+	if len(h.records) == 0 {
+		fmt.Fprintf(out, "No iterations recorded for %s yet.\n", w.Name)
+		return writeError(out.err)
+	}
+	for i, id := range runs(recs) {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		showRun(out, filterRun(recs, id), env.projectRoot)
+	}
+	return writeError(out.err)
+}
+
+// runs lists the run ids of recs, in order.
+func runs(recs []*iterationRecord) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, rec := range recs {
+		if !seen[rec.Run] {
+			seen[rec.Run] = true
+			ids = append(ids, rec.Run)
+		}
+	}
+	return ids
+}
+
+func filterRun(recs []*iterationRecord, id string) []*iterationRecord {
+	var out []*iterationRecord
+	for _, rec := range recs {
+		if rec.Run == id {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// selectRun finds the run sel names: an id, a unique prefix of one, or a
+// position (1 the first, -1 the last).
+func selectRun(ids []string, sel string) (string, error) {
+	var matches []string
+	for _, id := range ids {
+		if id == sel {
+			return id, nil
+		}
+		if strings.HasPrefix(id, sel) {
+			matches = append(matches, id)
+		}
+	}
+	if len(matches) == 1 {
+		return matches[0], nil
+	}
+	if n, err := strconv.Atoi(sel); err == nil && len(matches) == 0 {
+		switch {
+		case n >= 1 && n <= len(ids):
+			return ids[n-1], nil
+		case n <= -1 && -n <= len(ids):
+			return ids[len(ids)+n], nil
+		}
+		return "", withHint(fmt.Errorf("no run %d: the history holds %s", n, plural(len(ids), "run")), "use 1 to %d, or -1 for the last", len(ids))
+	}
+	if len(matches) > 1 {
+		return "", withHint(fmt.Errorf("run %q is ambiguous: %d runs start with it", sel, len(matches)), "give more of the id")
+	}
+	return "", withHint(fmt.Errorf("no run %q in the history", sel), "claude-iterate history <workspace> shows the runs' ids")
+}
+
+// showRun prints one run: its totals, its chart and its table.
+func showRun(w io.Writer, recs []*iterationRecord, root string) {
+	var t workTotals
+	var turns int
+	for _, rec := range recs {
+		t.add(rec)
+		turns += rec.Turns
+	}
+	first := recs[0].StartedAt.Local()
+	failed := ""
+	if t.FailedIterations > 0 {
+		failed = fmt.Sprintf(" (%d failed)", t.FailedIterations)
+	}
+	fmt.Fprintf(w, "Run %s · %s · %s%s · %s · %s\n", recs[0].Run, first.Format("2006-01-02 15:04"),
+		plural(t.Iterations, "iteration"), failed, compactDuration(time.Duration(t.DurationMS)*time.Millisecond), formatCost(t.CostUSD))
+	showChart(w, recs)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tSTART\tTIME\tRESULT\tCOST\tPROGRESS\tTOOLS\tREFUSED\tFILES")
+	for _, rec := range recs {
+		start := rec.StartedAt.Local().Format("15:04:05")
+		if !sameDay(rec.StartedAt, recs[0].StartedAt) {
+			start = rec.StartedAt.Local().Format("01-02 15:04")
+		}
+		result := "✓"
+		if !rec.OK {
+			result = "✗ " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
+		}
+		if !rec.counted() {
+			result = "· " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
+		}
+		progress := "-"
+		if p := rec.Progress; p != nil {
+			progress = fmt.Sprintf("%d/%d", p.Completed, p.Total)
+		}
+		if rec.Complete {
+			progress += " ✓"
+		}
+		tools := sanitizeString(toolsText(rec, 3))
+		if tools == "" {
+			tools = "-"
+		}
+		refused := "-"
+		if len(rec.Refused) > 0 {
+			refused = clip(sanitizeString(denialSummary(rec.Refused, 1)), 50)
+		}
+		files := "-"
+		if rec.FilesChanged != nil {
+			files = strconv.Itoa(len(rec.FilesChanged))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rec.Iteration, start, compactDuration(rec.duration()), result, formatCost(rec.CostUSD), progress, tools, refused, files)
+	}
+	tw.Flush()
+}
+
+func sameDay(a, b time.Time) bool {
+	a, b = a.Local(), b.Local()
+	return a.YearDay() == b.YearDay() && a.Year() == b.Year()
+}
+
+// sparkLevels are the bars of a sparkline, lowest first.
+var sparkLevels = []rune("▁▂▃▄▅▆▇█")
+
+// maxChartWidth bounds a chart's bars: a longer run is shown by its last
+// iterations.
+const maxChartWidth = 60
+
+// sparkline draws vs as bars scaled from 0 to the largest.
+func sparkline(vs []float64) string {
+	top := 0.0
+	for _, v := range vs {
+		top = max(top, v)
+	}
+	var b strings.Builder
+	for _, v := range vs {
+		i := 0
+		if top > 0 && v > 0 {
+			i = min(int(v/top*float64(len(sparkLevels)-1)+0.5), len(sparkLevels)-1)
+		}
+		b.WriteRune(sparkLevels[i])
+	}
+	return b.String()
+}
+
+// showChart draws a run's durations, costs and progress per iteration.
+func showChart(w io.Writer, recs []*iterationRecord) {
+	shown := recs
+	note := ""
+	if len(shown) > maxChartWidth {
+		shown = shown[len(shown)-maxChartWidth:]
+		note = fmt.Sprintf(" (the last %d iterations)", maxChartWidth)
+	}
+	var durs, costs, prog []float64
+	var maxDur time.Duration
+	maxCost := 0.0
+	hasProgress := false
+	for _, rec := range shown {
+		durs = append(durs, float64(rec.DurationMS))
+		costs = append(costs, rec.CostUSD)
+		maxDur, maxCost = max(maxDur, rec.duration()), max(maxCost, rec.CostUSD)
+		p := 0.0
+		if rec.Progress != nil && rec.Progress.Total > 0 {
+			p, hasProgress = float64(rec.Progress.Completed)/float64(rec.Progress.Total), true
+		}
+		prog = append(prog, p)
+	}
+	fmt.Fprintf(w, "  time      %s  max %s%s\n", sparkline(durs), compactDuration(maxDur), note)
+	fmt.Fprintf(w, "  cost      %s  max %s\n", sparkline(costs), formatCost(maxCost))
+	if hasProgress {
+		var from, to *progressRep
+		for _, rec := range shown {
+			if rec.Progress != nil {
+				if from == nil {
+					from = rec.Progress
+				}
+				to = rec.Progress
+			}
+		}
+		// Progress is drawn against the whole task, not the largest value.
+		prog = append(prog, 1)
+		line := sparkline(prog)
+		line = string([]rune(line)[:len(prog)-1])
+		fmt.Fprintf(w, "  progress  %s  %d/%d → %d/%d\n", line, from.Completed, from.Total, to.Completed, to.Total)
+	}
+}

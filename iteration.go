@@ -1,0 +1,287 @@
+package main
+
+// This file runs one iteration and makes its record. The rules are: the
+// agent runs to its end under the supervisor; then the loop judges it
+// (failed, refused, a hang), reads the agent's status and runs the tests;
+// then the record is made, once, and everything else is derived from it —
+// the counters (runCounters.add), the workspace's totals, the history, the
+// console line, the log, the live view, the notifications and the events;
+// last, the stop conditions are evaluated against the counters.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// iterationRun is an iteration whose agent has ended, not yet judged.
+type iterationRun struct {
+	n       int
+	started time.Time
+	outcome *iterationOutcome
+	before  *gitSnapshot // the work tree before the agent ran
+}
+
+// iterate runs one agent to its end.
+func (r *runner) iterate() (*iterationRun, error) {
+	it := &iterationRun{n: r.count.totals.Iterations + 1}
+	prompt, err := r.buildPrompt()
+	if err != nil {
+		return nil, err
+	}
+	it.before = r.git.snapshot()
+	it.started = time.Now()
+	r.con.progressf("▶ Iteration %d/%d started at %s", it.n, r.maxIterations, it.started.Format("15:04:05"))
+	r.log.section(fmt.Sprintf("ITERATION %d", it.n), "Started: "+logTime(it.started))
+	r.log.printf("CLAUDE OUTPUT:")
+	spec := r.spec
+	spec.input = []byte(prompt)
+	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+r.lock.record.RunID)
+	transcript := r.con.transcript(r.log)
+	r.live.iterationStarted(it.n)
+	c, o, err := startAgent(r.spawn, spec, transcript, r.log, r.live.onEvent)
+	if err != nil {
+		it.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(it.started)}
+		return it, nil
+	}
+	r.lock.addChild(c.pid)
+	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
+	end := r.sup.watch(c)
+	o.finish(c.waitErr, c.tail.String())
+	o.hang = end.hang
+	o.interrupted = r.sup.ending()
+	o.elapsed = time.Since(it.started) - end.suspended
+	if o.skipped > 0 || o.malformed > 0 {
+		r.log.printf("[%d malformed and %d oversized stream-json lines]", o.malformed, o.skipped)
+	}
+	it.outcome = o
+	return it, nil
+}
+
+// afterIteration judges a counted iteration, runs the tests, records it,
+// and evaluates the stop conditions: it returns the run's ending if one is
+// met.
+func (r *runner) afterIteration(it *iterationRun) *ending {
+	o := it.outcome
+	failed, why := o.failed()
+	end := endDone
+	switch {
+	case o.hang != "":
+		end = endHang
+	case failed:
+		end = endFailed
+	}
+	ts, warn := readTaskStatus(r.ws)
+	refused := describeDenials(o.denials(), r.env.projectRoot)
+	if len(refused) > 0 && !failed && !madeProgress(ts, r.count.bestCompleted) {
+		failed, why, end = true, denialSummary(refused, maxDenialsShown), endRefused
+	}
+	// An iteration that failed says nothing of the status file: no warning
+	// about it before the failure itself.
+	if warn != nil && !failed && ts.Source != statusFile && !r.statusWarned && !r.ws.Ralph {
+		r.statusWarned = true
+		r.con.noticef("warning: %v; progress falls back to %s", warn, firstNonEmpty(ts.Source, "nothing"))
+		r.log.printf("WARNING: %v", warn)
+	}
+	fatal := o.fatal()
+	var tests *testResults
+	if r.side.testCmd != "" && fatal == nil {
+		tests = r.side.runTests()
+		if r.sup.ending() {
+			r.record(it, end, why, nil)
+			e := r.interruptEnding()
+			return &e
+		}
+	}
+	rec := r.recordWith(it, end, why, ts, refused, tests)
+	st := r.count.condState(rec)
+	r.stop.poll(true)
+	st.Elapsed, st.ProgressWord, st.StopRequest = r.elapsed(), progressWord(r.mode), r.stop.source
+	st.Dir, st.RunScript = r.env.projectRoot, r.side.runScript
+	v := r.stops.evaluate(&st)
+	if r.sup.ending() { // while a script ran
+		e := r.interruptEnding()
+		return &e
+	}
+	r.ws.meta.Conditions = v.reports
+	r.saveMetadata()
+	r.log.printf("CONDITIONS:")
+	for _, c := range v.reports {
+		r.log.printf("  [%s] %s: %.0f%%, %s", c.Group, c.Condition, c.Progress*100, c.Reason)
+	}
+	if fatal != nil { // after the conditions, so that 'status' shows them evaluated
+		return &ending{code: exitError, reason: "error: " + fatal.msg, status: statusFailed, hint: fatal.hint}
+	}
+	if v.met == nil {
+		r.showConditions(v.reports)
+		return nil
+	}
+	e := truthfulEnding(endingFor(v.met, v.reason), v.met, !rec.OK, rec.Reason)
+	return &e
+}
+
+// record records an iteration that the loop does not judge further: an
+// interrupted one, or one that hit a usage limit.
+func (r *runner) record(it *iterationRun, end, reason string, tests *testResults) *iterationRecord {
+	ts, _ := readTaskStatus(r.ws)
+	return r.recordWith(it, end, reason, ts, describeDenials(it.outcome.denials(), r.env.projectRoot), tests)
+}
+
+// recordWith makes the iteration's record and derives everything from it.
+func (r *runner) recordWith(it *iterationRun, end, reason string, ts taskStatus, refused []string, tests *testResults) *iterationRecord {
+	rec := newRecord(recordInput{
+		run: r.lock.record.RunID, iteration: it.n, started: it.started, outcome: it.outcome,
+		end: end, reason: reason, refused: refused, status: ts, tests: tests,
+		files: r.git.changed(it.before, r.git.snapshot()),
+	})
+	r.count.add(rec, r.mode)
+	m := r.ws.meta
+	m.workTotals.add(rec)
+	m.LastRunIterations = r.count.totals.Iterations
+	r.history.append(rec)
+	r.report(rec, it.outcome.stderrTail)
+	return rec
+}
+
+// report shows and logs a record.
+func (r *runner) report(rec *iterationRecord, stderrTail string) {
+	n := rec.Iteration
+	if rec.counted() {
+		if !rec.OK {
+			r.con.noticef("iteration %d failed: %s (%d/%d consecutive failures)", n, rec.Reason, r.count.failStreak, r.maxFailures)
+			if stderrTail != "" {
+				r.log.printf("AGENT STDERR (last lines):\n%s", stderrTail)
+				r.con.noticef("agent stderr: %s", clip(lastLines(stderrTail, 3), 600))
+			}
+		}
+		if len(rec.Refused) > 0 {
+			r.log.printf("REFUSED TOOL CALLS (%d):", len(rec.Refused))
+			for _, d := range rec.Refused {
+				r.log.printf("  %s", d)
+			}
+			if rec.End != endRefused {
+				r.con.noticef("iteration %d: %s", n, denialSummary(rec.Refused, maxDenialsShown))
+			}
+			if !r.refusedHinted && r.con.level != outputQuiet {
+				r.refusedHinted = true
+				r.con.noticef("hint: %s", refusedHint)
+			}
+		}
+		mark := "✓"
+		if !rec.OK {
+			mark = "✗"
+		}
+		r.con.progressf("%s Iteration %d/%d %s in %s, %s%s", mark, n, r.maxIterations, endWord(rec), roundDuration(rec.duration()), formatCost(rec.CostUSD), progressSuffix(rec.Progress))
+	}
+	status := "success"
+	if !rec.OK {
+		status = "error: " + rec.Reason
+	}
+	r.log.printf("\nSTATUS: %s", status)
+	r.log.printf("Completed: %s", logTime(time.Now()))
+	if p := rec.Progress; p != nil {
+		r.log.printf("Remaining: %d", p.Total-p.Completed)
+	}
+	if len(rec.Tools) > 0 {
+		r.log.printf("Tools: %s", toolsText(rec, 0))
+	}
+	if rec.FilesChanged != nil {
+		r.log.printf("Files changed: %d", len(rec.FilesChanged))
+	}
+	r.log.printf("Cost: $%.4f", rec.CostUSD)
+	r.log.printf("")
+	r.log.Flush()
+	r.live.recorded(rec, r.count.totals, r.elapsed())
+}
+
+// toolsText is "Bash 3, Edit 2", naming at most max tools (0: all).
+func toolsText(rec *iterationRecord, max int) string {
+	var parts []string
+	for i, name := range rec.toolNames() {
+		if max > 0 && i == max {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, rec.Tools[name]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// showConditions prints where the conditions the user gave stand.
+func (r *runner) showConditions(reports []condReport) {
+	var parts []string
+	for i, gc := range r.stops.ordered {
+		if !gc.c.builtin && i < len(reports) {
+			parts = append(parts, fmt.Sprintf("%s (%.0f%%)", reports[i].Reason, reports[i].Progress*100))
+		}
+	}
+	if len(parts) > 0 {
+		r.con.progressf("  Conditions: %s", clip(strings.Join(parts, " · "), 400))
+	}
+}
+
+// progressWord names what stagnation lacks, for its reason.
+func progressWord(mode string) string {
+	if mode == modeIterative {
+		return "work"
+	}
+	return "progress"
+}
+
+// runCounters are a run's numbers: its totals and the streaks the stop
+// conditions read. add is the only place they change.
+type runCounters struct {
+	totals         workTotals
+	failStreak     int // consecutive failed iterations
+	sinceProgress  int // iterations without progress (no_progress)
+	bestCompleted  int // the highest progress.completed seen (loop mode)
+	testFailStreak int
+	lastTests      *testResults
+	lastRefused    bool // the last iteration had refused tool calls
+}
+
+// add counts rec. In loop mode progress is a higher progress.completed; in
+// iterative mode, worked:true (an iteration that does not say is not
+// counted either way).
+func (c *runCounters) add(rec *iterationRecord, mode string) {
+	c.totals.add(rec)
+	if !rec.counted() {
+		return
+	}
+	if rec.OK {
+		c.failStreak = 0
+	} else {
+		c.failStreak++
+	}
+	c.lastRefused = len(rec.Refused) > 0
+	switch {
+	case mode == modeIterative && rec.Worked != nil && *rec.Worked:
+		c.sinceProgress = 0
+	case mode == modeIterative && rec.Worked != nil:
+		c.sinceProgress++
+	case mode == modeIterative:
+	case rec.Progress != nil && rec.Progress.Completed > c.bestCompleted:
+		c.bestCompleted = rec.Progress.Completed
+		c.sinceProgress = 0
+	default:
+		c.sinceProgress++
+	}
+	if t := rec.testRun; t != nil {
+		c.lastTests = t
+		if t.runFailed() {
+			c.testFailStreak++
+		} else {
+			c.testFailStreak = 0
+		}
+	}
+}
+
+// condState is what the stop conditions see of the counters after rec.
+func (c *runCounters) condState(rec *iterationRecord) condState {
+	return condState{
+		Iteration: c.totals.Iterations, Cost: c.totals.CostUSD,
+		FailStreak: c.failStreak, Failed: !rec.OK, Error: rec.Reason, ResultText: rec.resultText,
+		TaskComplete: rec.Complete, SinceProgress: c.sinceProgress,
+		Tests: c.lastTests, TestFailStreak: c.testFailStreak,
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+// The rules of the code's shape (SPEC.md §1), checked on every test run:
+// no file of the shipped binary is over maxFileLines lines; no type with
+// six or more methods has more than 20 plain fields, or methods in more
+// than three files; no func init.
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const maxFileLines = 600
+
+func TestCodeShape(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	fields := map[string]int{}
+	methodFiles := map[string]map[string]bool{}
+	methods := map[string]int{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(src), "\n"); n > maxFileLines {
+			t.Errorf("%s has %d lines; the most is %d: split it by concern", name, n, maxFileLines)
+		}
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					if d.Name.Name == "init" {
+						t.Errorf("%s: func init: the package has none", fset.Position(d.Pos()))
+					}
+					continue
+				}
+				recv := receiverName(d.Recv.List[0].Type)
+				methods[recv]++
+				if methodFiles[recv] == nil {
+					methodFiles[recv] = map[string]bool{}
+				}
+				methodFiles[recv][name] = true
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					ts, ok := s.(*ast.TypeSpec)
+					if !ok {
+						continue
+					}
+					if st, ok := ts.Type.(*ast.StructType); ok {
+						n := 0
+						for _, fl := range st.Fields.List {
+							n += max(len(fl.Names), 1)
+						}
+						fields[ts.Name.Name] = n
+					}
+				}
+			}
+		}
+	}
+	for typ, n := range methods {
+		if n < 6 {
+			continue
+		}
+		if fields[typ] > 20 {
+			t.Errorf("type %s has %d methods and %d fields; a type with 6 or more methods has at most 20", typ, n, fields[typ])
+		}
+		if len(methodFiles[typ]) > 3 {
+			var names []string
+			for f := range methodFiles[typ] {
+				names = append(names, f)
+			}
+			sort.Strings(names)
+			t.Errorf("type %s has methods in %d files (%s); at most 3", typ, len(names), strings.Join(names, ", "))
+		}
+	}
+}
+
+// receiverName is the type name of a method's receiver.
+func receiverName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return receiverName(e.X)
+	case *ast.IndexExpr:
+		return receiverName(e.X)
+	case *ast.Ident:
+		return e.Name
+	}
+	return ""
+}
