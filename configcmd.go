@@ -51,6 +51,8 @@ func jsonValue(key *configKey, v any) any {
 // configUsageFormat is the manual of the config command, less its list of
 // keys (%s).
 const configUsageFormat = `Usage: claude-iterate config [<workspace>] [--json]
+       claude-iterate config set KEY VALUE [--add|--remove] [--user|--project|--workspace WS]
+       claude-iterate config unset KEY [--user|--project|--workspace WS]
 
 Shows every configuration key with its effective value and the layer it
 comes from. Layers, highest first:
@@ -73,6 +75,7 @@ position and the key, and exits with status 1, whatever command read it.
 Options:
   --json   print {"key": {"value": …, "source": …}, …} instead of a table
 
+` + configSetUsage + `
 Keys:
 %s
 Examples:
@@ -90,6 +93,9 @@ func configUsage() string {
 }
 
 func runConfig(env *cliEnv, args []string) error {
+	if len(args) > 0 && (args[0] == "set" || args[0] == "unset") {
+		return runConfigSet(env, args[1:], args[0] == "unset")
+	}
 	fs := newFlagSet("config")
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseFlags(fs, args, 1)
