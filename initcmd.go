@@ -50,6 +50,10 @@ Options:
   --stagnation-threshold N    iterative mode: iterations without work that stop
                               the run (default 2; 0 never)
   --notify-url URL            POST notifications of this workspace's runs here
+  --permission-mode MODE      claude's --permission-mode for its runs, e.g.
+                              acceptEdits (claude.permissionMode)
+  --allowed-tools LIST        claude's --allowedTools for its runs, e.g.
+                              'Edit,Write,Bash(go test:*)' (claude.allowedTools)
 
 The options after --mode are saved as this workspace's configuration
 ("config" in .metadata.json), above the project and user config files.
@@ -58,6 +62,7 @@ Examples:
   claude-iterate init api-migration --instructions TASK.md
   echo 'Fix every lint warning in ./src' | claude-iterate init lint --instructions -
   claude-iterate init ./tasks/refactor --mode iterative -m 10
+  claude-iterate init api --instructions TASK.md --permission-mode acceptEdits
 `
 
 func runInit(env *cliEnv, args []string) error {
@@ -74,6 +79,9 @@ func runInit(env *cliEnv, args []string) error {
 	fs.Var(&delay, "delay", "")
 	fs.Var(&stagnation, "stagnation-threshold", "")
 	fs.Var(&notifyURL, "notify-url", "")
+	var permissionMode, allowedTools stringFlag
+	fs.Var(&permissionMode, "permission-mode", "")
+	fs.Var(&allowedTools, "allowed-tools", "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -86,6 +94,9 @@ func runInit(env *cliEnv, args []string) error {
 	}
 	if maxIter.set && maxIter.n == 0 {
 		return errZeroIterations
+	}
+	if err := checkPermissionFlags(permissionMode, allowedTools); err != nil {
+		return err
 	}
 	if notifyURL.set {
 		if err := checkNotifyURL(notifyURL.s); err != nil {
@@ -122,6 +133,7 @@ func runInit(env *cliEnv, args []string) error {
 	if notifyURL.set {
 		cfg["notifyUrl"] = notifyURL.s
 	}
+	addPermissionSettings(cfg, permissionMode, allowedTools)
 	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
 	if len(cfg) > 0 {
 		w.meta.Config = cfg

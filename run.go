@@ -43,6 +43,11 @@ Options:
                               claude.command, $CLAUDE_ITERATE_CLAUDE)
   --model M                   passed to the agent
   --max-turns N               passed to the agent
+  --permission-mode MODE      passed to claude, e.g. acceptEdits (also the
+                              claude.permissionMode config key)
+  --allowed-tools LIST        passed to claude as --allowedTools, e.g.
+                              'Edit,Write,Bash(go test:*)' (also the
+                              claude.allowedTools config key)
   --dangerously-skip-permissions
                               passed to the agent (never saved); as root the
                               real CLI refuses it unless IS_SANDBOX=1
@@ -146,8 +151,9 @@ Conditions:
 
 Tool calls refused by claude (no permission flag) are named after each
 iteration; an iteration whose calls were refused and that made no progress
-fails. Allow the tools with claude.args, e.g. ["--permission-mode",
-"acceptEdits"], or --dangerously-skip-permissions inside a sandbox.
+fails. Allow the tools with --permission-mode acceptEdits or --allowed-tools
+LIST (saved with 'init' or 'config set claude.permissionMode acceptEdits'),
+or --dangerously-skip-permissions inside a sandbox.
 
 Exit status: 0 completed or stopped; 1 error, failure condition, or max
 iterations reached right after a failed iteration; 2 usage error;
@@ -172,6 +178,7 @@ type runOptions struct {
 	maxDuration, iterationTimeout, idleTimeout       durationFlag
 	interruptGrace, heartbeat                        durationFlag
 	notifyURL                                        stringFlag
+	permissionMode, allowedTools                     stringFlag
 	events                                           stringFlag
 
 	// Stop conditions.
@@ -198,6 +205,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.BoolVar(&o.quiet, "quiet", false, "")
 	fs.Var(&o.output, "output", "")
 	fs.BoolVar(&o.skipPerms, "dangerously-skip-permissions", false, "")
+	fs.Var(&o.permissionMode, "permission-mode", "")
+	fs.Var(&o.allowedTools, "allowed-tools", "")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "")
 	fs.Var(&o.prompt, "prompt", "")
 	fs.Var(&o.claude, "claude", "")
@@ -278,6 +287,9 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.maxFailures.set && o.maxFailures.n == 0 {
 		return nil, nil, usagef("invalid value \"0\" for flag --max-failures: must be at least 1")
 	}
+	if err := checkPermissionFlags(o.permissionMode, o.allowedTools); err != nil {
+		return nil, nil, err
+	}
 	if o.claude.set && o.claude.s == "" {
 		return nil, nil, usagef("invalid value \"\" for flag --claude: empty")
 	}
@@ -317,6 +329,7 @@ func (o *runOptions) flagSettings() *configLayer {
 	if o.claude.set {
 		l.values["claude.command"] = o.claude.s
 	}
+	addPermissionSettings(l.values, o.permissionMode, o.allowedTools)
 	if o.notifyURL.set {
 		l.values["notifyUrl"] = o.notifyURL.s
 	}
