@@ -112,10 +112,10 @@ type settings struct {
 	// PermissionMode and AllowedTools are passed to claude (permissionArgs).
 	PermissionMode string
 	AllowedTools   []string
-	NotifyURL     string
-	NotifyEvents  []string
-	StatusWatch   statusWatchSettings
-	Stop          *stopConfig // nil: none configured
+	NotifyURL      string
+	NotifyEvents   []string
+	StatusWatch    statusWatchSettings
+	Stop           *stopConfig // nil: none configured
 
 	values  map[string]any    // by key, as the config command shows them
 	sources map[string]string // the layer each key's value came from
