@@ -109,13 +109,14 @@ type settings struct {
 	OutputLevel   string
 	ClaudeCommand string
 	ClaudeArgs    []string
+	NotifyURL     string
+	NotifyEvents  []string
+	StatusWatch   statusWatchSettings
+	Stop          *stopConfig // nil: none configured
+
 	// PermissionMode and AllowedTools are passed to claude (permissionArgs).
 	PermissionMode string
 	AllowedTools   []string
-	NotifyURL      string
-	NotifyEvents   []string
-	StatusWatch    statusWatchSettings
-	Stop           *stopConfig // nil: none configured
 
 	values  map[string]any    // by key, as the config command shows them
 	sources map[string]string // the layer each key's value came from
