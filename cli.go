@@ -60,6 +60,15 @@ func commandTable() []*command {
 	}
 }
 
+// suggestCommand returns the command name most likely meant, or "".
+func suggestCommand(name string) string {
+	var names []string
+	for _, c := range commandTable() {
+		names = append(names, c.name)
+	}
+	return closestName(name, names)
+}
+
 func lookupCommand(name string) *command {
 	for _, c := range commandTable() {
 		if c.name == name {
@@ -104,6 +113,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) exitStatus {
 	c := lookupCommand(name)
 	if c == nil {
 		fmt.Fprintf(stderr, "%s: unknown command %q\n", progName, name)
+		if s := suggestCommand(name); s != "" {
+			fmt.Fprintf(stderr, "%s: hint: did you mean '%s %s'?\n", progName, progName, s)
+		}
 		fmt.Fprintf(stderr, "Run '%s --help' for the list of commands.\n", progName)
 		return exitStatus{code: exitUsage}
 	}
@@ -203,6 +215,9 @@ func runHelp(env *cliEnv, args []string) error {
 	}
 	c := lookupCommand(pos[0])
 	if c == nil {
+		if s := suggestCommand(pos[0]); s != "" {
+			return usagef("unknown command %q (did you mean %q?)", pos[0], s)
+		}
 		return usagef("unknown command %q", pos[0])
 	}
 	io.WriteString(env.stdout, c.usage)

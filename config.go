@@ -309,8 +309,8 @@ func suggestKey(name string) string {
 	best, bestDist := "", 3
 	for _, k := range configKeys {
 		kl := strings.ToLower(k.name)
-		if strings.HasSuffix(kl, "."+lower) {
-			return k.name
+		if strings.HasSuffix(kl, "."+lower) || (len(lower) >= 5 && strings.HasSuffix(kl, lower)) {
+			return k.name // "args", "maxIterations" (defaultMaxIterations)
 		}
 		if d := editDistance(kl, lower); d < bestDist {
 			best, bestDist = k.name, d
