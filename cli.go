@@ -48,6 +48,7 @@ func commandTable() []*command {
 		{name: "run", summary: "run the agent in a loop on a workspace's task", usage: runUsage, run: runRun},
 		{name: "stop", summary: "ask a run to stop after its current iteration", usage: stopUsage, run: runStop},
 		{name: "watch", summary: "show the live panel of a run in progress, from another shell", usage: watchUsage, run: runWatch},
+		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, run: runLogs},
 		{name: "list", summary: "list workspaces with status, iterations and progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
 		{name: "history", summary: "show what each iteration did: a table and a chart per run", usage: historyUsage, run: runHistory},
