@@ -55,6 +55,7 @@ func commandTable() []*command {
 		{name: "reset", summary: "forget a workspace's runs, keeping its task", usage: resetUsage, run: runReset},
 		{name: "clean", summary: "archive a workspace, then remove it", usage: cleanUsage, run: runClean},
 		{name: "archive", summary: "list archived workspaces, or restore one", usage: archiveUsage, run: runArchive},
+		{name: "template", summary: "save a workspace's task as a template, list, show or delete templates", usage: templateUsage, run: runTemplate},
 		{name: "config", summary: "show the effective configuration and where each value comes from", usage: configUsage(), run: runConfig},
 		{name: "version", summary: "print the version", usage: versionUsage, run: runVersion},
 		{name: "help", summary: "show help for a command", usage: helpUsage, run: runHelp},

@@ -8,6 +8,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,6 +50,9 @@ Options:
   -d, --delay SECS            seconds between iterations (default 2)
   --stagnation-threshold N    iterative mode: iterations without work that stop
                               the run (default 2; 0 never)
+  --template NAME             start from template NAME (its task, mode and
+                              config; see 'help template'); the flags here
+                              override its config
   --notify-url URL            POST notifications of this workspace's runs here
   --permission-mode MODE      claude's --permission-mode for its runs, e.g.
                               acceptEdits (claude.permissionMode)
@@ -79,7 +83,8 @@ func runInit(env *cliEnv, args []string) error {
 	fs.Var(&delay, "delay", "")
 	fs.Var(&stagnation, "stagnation-threshold", "")
 	fs.Var(&notifyURL, "notify-url", "")
-	var permissionMode, allowedTools stringFlag
+	var permissionMode, allowedTools, template stringFlag
+	fs.Var(&template, "template", "")
 	fs.Var(&permissionMode, "permission-mode", "")
 	fs.Var(&allowedTools, "allowed-tools", "")
 	pos, err := parseFlags(fs, args, 1)
@@ -97,6 +102,9 @@ func runInit(env *cliEnv, args []string) error {
 	}
 	if err := checkPermissionFlags(permissionMode, allowedTools); err != nil {
 		return err
+	}
+	if template.set && instructions.set {
+		return usagef("--template and --instructions contradict each other: the template holds the task")
 	}
 	if notifyURL.set {
 		if err := checkNotifyURL(notifyURL.s); err != nil {
@@ -121,6 +129,21 @@ func runInit(env *cliEnv, args []string) error {
 		}
 	}
 	cfg := map[string]any{}
+	if template.set {
+		t, err := findTemplate(env, template.s, false)
+		if err != nil {
+			return err
+		}
+		text = t.instructions
+		modeSet := false
+		fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
+		if !modeSet {
+			*mode = t.Mode
+		}
+		for k, v := range t.Config {
+			cfg[k] = v // the flags below override it
+		}
+	}
 	if maxIter.set {
 		cfg["defaultMaxIterations"] = maxIter.n
 	}
@@ -149,7 +172,7 @@ func runInit(env *cliEnv, args []string) error {
 	}
 	shown := relPath(env.projectRoot, w.Dir)
 	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
-	if !instructions.set {
+	if !instructions.set && !template.set {
 		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(pos[0]))
 	} else {
 		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", shellQuote(pos[0]))
