@@ -49,13 +49,21 @@ Examples:
 
 // archiveUsage is the manual of the archive command.
 const archiveUsage = `Usage: claude-iterate archive list
+       claude-iterate archive save <workspace>
+       claude-iterate archive show <archive>
        claude-iterate archive restore <archive> [<workspace>]
+       claude-iterate archive delete <archive> [-f]
 
 'claude-iterate clean' archives workspaces to claude-iterate/archive in the
 project root.
 
   list      lists the archived workspaces: name, and mode, status, iterations
             and progress when archived, the time of the archive and its file
+  save      archives a workspace as clean does, and keeps it
+  show      prints an archive's workspace (mode, status, iterations, last
+            stop) and its files
+  delete    removes an archive from claude-iterate/archive; asks on a
+            terminal, elsewhere needs -f
   restore   unpacks <archive> into a new workspace: <workspace> if given (a
             name or a path), else the archived workspace's name. <archive> is
             a file, the name of one in claude-iterate/archive (.tar.gz may be
@@ -72,6 +80,9 @@ Examples:
   claude-iterate archive list
   claude-iterate archive restore api-migration
   claude-iterate archive restore api-migration-20250114T093000Z api-migration-2
+  claude-iterate archive save api-migration
+  claude-iterate archive show api-migration
+  claude-iterate archive delete -f api-migration-20250114T093000Z
 `
 
 func runClean(env *cliEnv, args []string) error {
@@ -235,7 +246,7 @@ func openArchivedArg(env *cliEnv, pos []string) (*archivedWorkspace, error) {
 
 func runArchive(env *cliEnv, args []string) error {
 	if len(args) == 0 {
-		return usagef("missing subcommand: list or restore")
+		return usagef("missing subcommand: list, save, show, restore or delete")
 	}
 	switch sub := args[0]; {
 	case sub == "list":
@@ -245,12 +256,21 @@ func runArchive(env *cliEnv, args []string) error {
 		return listArchives(env, false)
 	case sub == "restore":
 		return runArchiveRestore(env, args[1:])
+	case sub == "save":
+		return runArchiveSave(env, args[1:])
+	case sub == "show":
+		return runArchiveShow(env, args[1:])
+	case sub == "delete":
+		return runArchiveDelete(env, args[1:])
 	case sub == "-h" || sub == "-help" || sub == "--help":
 		return errHelp
 	case strings.HasPrefix(sub, "-"):
 		return usagef("unknown flag %s", sub)
 	default:
-		return usagef("unknown subcommand %q: want list or restore", sub)
+		if s := closestName(sub, []string{"list", "save", "show", "restore", "delete"}); s != "" {
+			return usagef("unknown subcommand %q (did you mean %q?)", sub, s)
+		}
+		return usagef("unknown subcommand %q: want list, save, show, restore or delete", sub)
 	}
 }
 
