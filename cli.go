@@ -57,6 +57,7 @@ func commandTable() []*command {
 		{name: "archive", summary: "list archived workspaces, or restore one", usage: archiveUsage, run: runArchive},
 		{name: "template", summary: "save a workspace's task as a template, list, show or delete templates", usage: templateUsage, run: runTemplate},
 		{name: "config", summary: "show the effective configuration and where each value comes from", usage: configUsage(), run: runConfig},
+		{name: "completion", summary: "print a shell completion script (bash, zsh or fish)", usage: completionUsage, run: runCompletion},
 		{name: "version", summary: "print the version", usage: versionUsage, run: runVersion},
 		{name: "help", summary: "show help for a command", usage: helpUsage, run: runHelp},
 	}
@@ -111,6 +112,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) exitStatus {
 		name = "version"
 	case mockAgentCommand:
 		return exitStatus{code: runMockAgent(rest, stdin, stdout, stderr)}
+	case completeCommand:
+		return exitStatus{code: runComplete(env, rest)}
 	}
 	c := lookupCommand(name)
 	if c == nil {
