@@ -251,6 +251,13 @@ func (l *live) beats() bool {
 	return !l.con.panelWanted() && l.con.level != outputQuiet && l.heartbeat > 0
 }
 
+// beatsFasterThan reports whether heartbeat lines come more often than
+// every d: a quiet supervisor, looking around every d, would space them d
+// apart.
+func (l *live) beatsFasterThan(d time.Duration) bool {
+	return l.beats() && l.heartbeat < d
+}
+
 // tick does what is due at now; it runs at the supervisor's poll.
 func (l *live) tick(now time.Time, interrupt os.Signal, suspended time.Duration) {
 	if l == nil {
