@@ -126,7 +126,7 @@ func (t *activityTracker) observe(e *streamEvent, now time.Time) activity {
 				if len(t.tools) >= maxRunningTools {
 					t.tools = append(t.tools[:0], t.tools[1:]...)
 				}
-				t.tools = append(t.tools, runningTool{id: b.ID, name: sanitizeString(clipWidth(b.Name, 80)), arg: toolKeyArg(b.Name, b.Input, t.root), since: now})
+				t.tools = append(t.tools, runningTool{id: b.ID, name: sanitizeString(clipWidth(b.Name, 80)), arg: toolKeyArg(b.Name, b.toolArgs(), t.root), since: now})
 				changed = true
 			case "tool_result":
 				for i := len(t.tools) - 1; i >= 0; i-- {
@@ -171,15 +171,13 @@ func (t *activityTracker) settle(now time.Time) {
 
 // toolKeyArg is the argument that says what a tool call does: the file,
 // the command, the pattern.
-func toolKeyArg(name string, input json.RawMessage, root string) string {
-	var in toolInput
-	json.Unmarshal(input, &in)
+func toolKeyArg(name string, in *toolArgs, root string) string {
 	var s string
 	switch name {
 	case "Read", "Write", "Edit", "MultiEdit":
 		s = shortPath(in.FilePath, root)
 	case "NotebookEdit":
-		s = shortPath(firstNonEmpty(in.NotebookP, in.FilePath), root)
+		s = shortPath(firstNonEmpty(in.NotebookPath, in.FilePath), root)
 	case "Bash":
 		s = in.Command
 	case "Grep", "Glob":

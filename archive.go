@@ -237,7 +237,7 @@ func addEntry(tw *tar.Writer, dir, rel, top string, fi fs.FileInfo, info *archiv
 	if !fi.Mode().IsRegular() {
 		return nil
 	}
-	f, err := os.Open(full)
+	f, _, err := openRegular(full)
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func entryType(t byte) string {
 // archiveTop returns the name of the directory an archive holds: the first
 // component of its first entry.
 func archiveTop(src string) (string, error) {
-	f, err := os.Open(src)
+	f, _, err := openRegular(src)
 	if err != nil {
 		return "", err
 	}
@@ -324,7 +324,7 @@ func findArchive(env *cliEnv, arg string) (string, error) {
 
 // latestArchive returns the newest archive of workspace name in dir, or "".
 func latestArchive(dir, name string) string {
-	entries, _ := os.ReadDir(dir)
+	entries, _ := readDir(dir)
 	best, bestKey := "", ""
 	for _, e := range entries {
 		m := archiveNameRE.FindStringSubmatch(e.Name())
@@ -354,7 +354,7 @@ func (a *archivedWorkspace) close() { os.RemoveAll(a.tmp) }
 
 // openArchived reads the archived workspace in the archive at src.
 func openArchived(src string) (a *archivedWorkspace, err error) {
-	f, err := os.Open(src)
+	f, _, err := openRegular(src)
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +446,7 @@ func openArchived(src string) (a *archivedWorkspace, err error) {
 func listArchives(env *cliEnv, heading bool) error {
 	dir := filepath.Join(env.projectRoot, archiveDirName)
 	shown := relPath(env.projectRoot, dir)
-	entries, err := os.ReadDir(dir)
+	entries, err := readDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading the archive directory: %w", err)
 	}

@@ -128,7 +128,12 @@ func newSpawner() *spawner {
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread must not be reused or end
 		for r := range s.reqs {
-			r.done <- r.cmd.Start()
+			r.done <- trackStart(func() (int, error) {
+				if err := r.cmd.Start(); err != nil {
+					return 0, err
+				}
+				return r.cmd.Process.Pid, nil
+			})
 		}
 	}()
 	return s
@@ -182,6 +187,7 @@ func startChild(sp *spawner, spec childSpec, readOut func(c *child), stderrLog i
 			defer close(c.done)
 			defer c.recoverPanic()
 			c.waitErr = cmd.Wait()
+			forgetChild(cmd.Process.Pid)
 		}()
 	}
 	stdinR.Close()

@@ -41,10 +41,18 @@ func runAttached(tty, out, errOut *os.File, path string, argv []string, dir stri
 		defer signal.Stop(drop)
 	}
 
-	p, err := os.StartProcess(path, argv, &os.ProcAttr{Dir: dir, Env: env, Files: []*os.File{tty, out, errOut}})
+	var p *os.Process
+	err := trackStart(func() (pid int, err error) {
+		p, err = os.StartProcess(path, argv, &os.ProcAttr{Dir: dir, Env: env, Files: []*os.File{tty, out, errOut}})
+		if err != nil {
+			return 0, err
+		}
+		return p.Pid, nil
+	})
 	if err != nil {
 		return ws, err
 	}
+	defer forgetChild(p.Pid)
 	defer p.Release()
 	for {
 		ws, _, err = wait4(p.Pid, syscall.WUNTRACED)

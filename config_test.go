@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -82,6 +84,40 @@ func FuzzConfigFile(f *testing.F) {
 		if err != nil || doc.Root.Kind != jsonObject {
 			return
 		}
-		parseConfigObject(doc, doc.Root, "", map[string]any{})
+		out := map[string]any{}
+		if parseConfigObject(doc, doc.Root, "", out) != nil {
+			return
+		}
+		// What is accepted is a known key with a value of its kind, which
+		// the typed settings take.
+		s := resolveSettings(&configLayer{name: layerProject, values: out})
+		plain := map[string]any{}
+		for k, v := range out {
+			if lookupConfigKey(k) == nil {
+				t.Fatalf("accepted an unknown key %q", k)
+			}
+			if !s.set(k, v) {
+				t.Fatalf("the settings do not take key %q", k)
+			}
+			if k != "stop" {
+				plain[k] = v
+			}
+		}
+		// And it reads back the same from the file it would be written to.
+		data2, err := json.Marshal(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc2, err := parseJSONDoc("f", data2)
+		if err != nil {
+			t.Fatalf("re-reading %s: %v", data2, err)
+		}
+		back := map[string]any{}
+		if err := parseConfigObject(doc2, doc2.Root, "", back); err != nil {
+			t.Fatalf("re-reading %s: %v", data2, err)
+		}
+		if !reflect.DeepEqual(back, plain) {
+			t.Fatalf("read back %v; want %v", back, plain)
+		}
 	})
 }

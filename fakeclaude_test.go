@@ -10,7 +10,8 @@ package main
 //
 // Called with --help (and nothing counted), the fake prints a help text that
 // names --append-system-prompt[-file], as the real CLI's does, or the file
-// $FAKE_CLAUDE_HELP when it is set (an older CLI's help).
+// $FAKE_CLAUDE_HELP when it is set (an older CLI's help); with
+// $FAKE_CLAUDE_HELP_LEAVE=PIDFILE it leaves a sleeper holding its output.
 //
 // Run without -p, as setup and edit run the real CLI, the fake is
 // interactive: it leaves stdin (the terminal) alone instead of reading a
@@ -371,8 +372,19 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 	return 0, false
 }
 
-// fakeHelp prints the fake's --help.
+// fakeHelp prints the fake's --help. With $FAKE_CLAUDE_HELP_LEAVE set it
+// first leaves a sleeper holding its output open, its pid in that file (a
+// --help that never ends its output).
 func fakeHelp() int {
+	if p := os.Getenv("FAKE_CLAUDE_HELP_LEAVE"); p != "" {
+		sleeper := exec.Command("sleep", "3600")
+		sleeper.Stdout, sleeper.Stderr = os.Stdout, os.Stderr
+		if err := sleeper.Start(); err != nil {
+			fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
+			return 1
+		}
+		os.WriteFile(p, []byte(strconv.Itoa(sleeper.Process.Pid)), 0o644)
+	}
 	if p := os.Getenv("FAKE_CLAUDE_HELP"); p != "" {
 		data, err := os.ReadFile(p)
 		if err != nil {

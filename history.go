@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
 	"syscall"
 )
 
@@ -103,8 +105,42 @@ func readHistory(path string) (*historyRead, error) {
 	return parseHistory(data), nil
 }
 
-// parseHistory parses a history's lines.
+// parseHistory parses a history's lines, in parallel over the CPUs for a
+// long one.
 func parseHistory(data []byte) *historyRead {
+	parts := 1
+	if len(data) > 1<<20 {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	chunks := make([][]byte, 0, parts)
+	for i := parts; i > 1; i-- {
+		cut := len(data) / i
+		if j := bytes.IndexByte(data[cut:], '\n'); j >= 0 {
+			chunks = append(chunks, data[:cut+j+1])
+			data = data[cut+j+1:]
+		}
+	}
+	chunks = append(chunks, data)
+	reads := make([]*historyRead, len(chunks))
+	var wg sync.WaitGroup
+	for i, c := range chunks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reads[i] = parseHistoryLines(c)
+		}()
+	}
+	wg.Wait()
+	h := reads[0]
+	for _, r := range reads[1:] {
+		h.records = append(h.records, r.records...)
+		h.skipped += r.skipped
+	}
+	return h
+}
+
+// parseHistoryLines parses lines of a history, in order.
+func parseHistoryLines(data []byte) *historyRead {
 	h := &historyRead{}
 	for len(data) > 0 {
 		line := data

@@ -129,32 +129,36 @@ func filterRun(recs []*iterationRecord, id string) []*iterationRecord {
 	return out
 }
 
-// selectRun finds the run sel names: an id, a unique prefix of one, or a
-// position (1 the first, -1 the last).
+// selectRun finds the run sel names: an id, a position (1 the first, -1
+// the last), or a unique prefix of an id.
 func selectRun(ids []string, sel string) (string, error) {
-	var matches []string
 	for _, id := range ids {
 		if id == sel {
 			return id, nil
 		}
-		if strings.HasPrefix(id, sel) {
-			matches = append(matches, id)
-		}
 	}
-	if len(matches) == 1 {
-		return matches[0], nil
-	}
-	if n, err := strconv.Atoi(sel); err == nil && len(matches) == 0 {
+	if n, err := strconv.Atoi(sel); err == nil {
 		switch {
 		case n >= 1 && n <= len(ids):
 			return ids[n-1], nil
 		case n <= -1 && -n <= len(ids):
 			return ids[len(ids)+n], nil
 		}
-		return "", withHint(fmt.Errorf("no run %d: the history holds %s", n, plural(len(ids), "run")), "use 1 to %d, or -1 for the last", len(ids))
 	}
-	if len(matches) > 1 {
+	var matches []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, sel) {
+			matches = append(matches, id)
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		return matches[0], nil
+	case len(matches) > 1:
 		return "", withHint(fmt.Errorf("run %q is ambiguous: %d runs start with it", sel, len(matches)), "give more of the id")
+	}
+	if n, err := strconv.Atoi(sel); err == nil {
+		return "", withHint(fmt.Errorf("no run %d: the history holds %s", n, plural(len(ids), "run")), "use 1 to %d, or -1 for the last", len(ids))
 	}
 	return "", withHint(fmt.Errorf("no run %q in the history", sel), "claude-iterate history <workspace> shows the runs' ids")
 }

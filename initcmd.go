@@ -187,14 +187,14 @@ func readInstructions(stdin io.Reader, path string) (string, error) {
 	name := path
 	if path == "-" {
 		name = "standard input"
-		data, err = io.ReadAll(stdin)
+		data, err = readStream(stdin, taskFileCap)
 	} else {
 		var fi os.FileInfo
 		fi, err = os.Stat(path)
 		if err == nil && fi.IsDir() {
 			return "", fmt.Errorf("instructions file %s is a directory", path)
 		}
-		data, err = os.ReadFile(path)
+		data, err = readRegularFile(path, taskFileCap)
 	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

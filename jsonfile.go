@@ -164,11 +164,12 @@ func (d *jsonDoc) errorAt(n *jsonNode, key, format string, args ...any) error {
 }
 
 // readJSONDoc reads and parses path. A missing file is returned as an error
-// satisfying errors.Is(err, os.ErrNotExist).
+// satisfying errors.Is(err, os.ErrNotExist). A file that cannot be read is
+// an error without the path, which callers name.
 func readJSONDoc(path string) (*jsonDoc, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, configCap)
 	if err != nil {
-		return nil, err
+		return nil, unwrapPathError(err)
 	}
 	return parseJSONDoc(path, data)
 }

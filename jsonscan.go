@@ -9,11 +9,7 @@ package main
 // caller then decodes the line with encoding/json.
 
 import (
-	"encoding/binary"
-	"math/bits"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // maxScanDepth bounds nesting; deeper texts are left to encoding/json.
@@ -216,203 +212,6 @@ func (s *jsonScanner) number() []byte {
 	return d[start:i]
 }
 
-// strStats describes a string's decoded form, learnt while scanning it.
-type strStats struct {
-	escapes bool // it has escapes
-	// surrogates is set when a \u escape is a UTF-16 surrogate, whose
-	// decoded length needs the full decoder.
-	surrogates bool
-	newlines   int  // decoded newlines
-	lastNL     bool // the decoded string ends with a newline
-	shrink     int  // raw length minus decoded length, without surrogates or invalid UTF-8
-}
-
-// Masks for finding, eight bytes at a time, a byte below 0x20, a quote or
-// a backslash (the bytes a string's scan must stop at).
-const (
-	lows  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// specialBytes returns, for the eight bytes of w (little-endian), a mask
-// whose lowest set bit is the high bit of the first control character,
-// quote or backslash, or 0 when there is none. Bits above the lowest may
-// be wrong: a borrow crosses only a byte that matched.
-func specialBytes(w uint64) uint64 {
-	ctl := (w - 0x20*lows) &^ w
-	q := w ^ '"'*lows
-	q = (q - lows) &^ q
-	bs := w ^ '\\'*lows
-	bs = (bs - lows) &^ bs
-	return (ctl | q | bs) & highs
-}
-
-// str reads a string (at its opening quote) and returns its raw body,
-// between the quotes, with its stats.
-func (s *jsonScanner) str() (raw []byte, st strStats) {
-	d := s.data
-	if s.i >= len(d) || d[s.i] != '"' {
-		s.fail()
-		return nil, st
-	}
-	start := s.i + 1
-	i := start
-	for {
-		// Skip to the next special byte, eight bytes at a time.
-		for i+8 <= len(d) {
-			m := specialBytes(binary.LittleEndian.Uint64(d[i:]))
-			if m == 0 {
-				i += 8
-				st.lastNL = false
-				continue
-			}
-			if n := bits.TrailingZeros64(m) >> 3; n > 0 {
-				i += n
-				st.lastNL = false
-			}
-			break
-		}
-		if i >= len(d) {
-			s.fail()
-			return nil, st
-		}
-		switch c := d[i]; {
-		case c == '"':
-			s.i = i + 1
-			return d[start:i], st
-		case c < 0x20:
-			s.fail()
-			return nil, st
-		case c != '\\':
-			st.lastNL = false
-			i++
-			continue
-		}
-		// An escape.
-		if i+1 >= len(d) {
-			s.fail()
-			return nil, st
-		}
-		st.escapes = true
-		switch d[i+1] {
-		case 'n':
-			st.newlines++
-			st.lastNL = true
-			st.shrink++
-			i += 2
-		case '"', '\\', '/', 'b', 'f', 'r', 't':
-			st.lastNL = false
-			st.shrink++
-			i += 2
-		case 'u':
-			r := hex4strict(d[i+2:])
-			if r < 0 {
-				s.fail()
-				return nil, st
-			}
-			st.lastNL = r == '\n'
-			if r == '\n' {
-				st.newlines++
-			}
-			if utf16.IsSurrogate(r) {
-				st.surrogates = true
-			} else {
-				st.shrink += 6 - utf8.RuneLen(r)
-			}
-			i += 6
-		default:
-			s.fail()
-			return nil, st
-		}
-	}
-}
-
-// hex4strict decodes the four hex digits at the start of h, or returns -1.
-func hex4strict(h []byte) rune {
-	if len(h) < 4 {
-		return -1
-	}
-	var r rune
-	for _, c := range h[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-// decodeStr decodes the body of a string scanned by str, as encoding/json
-// does.
-func decodeStr(raw []byte, st strStats) string {
-	if !st.escapes && utf8.Valid(raw) {
-		return string(raw)
-	}
-	b := make([]byte, 0, len(raw)+8)
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		switch {
-		case c == '\\':
-			e := raw[i+1]
-			i += 2
-			switch e {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := hex4strict(raw[i:])
-				i += 4
-				if utf16.IsSurrogate(r) {
-					r2 := rune(-1)
-					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						r2 = hex4strict(raw[i+2:])
-					}
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						r = d
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				b = utf8.AppendRune(b, r)
-			default: // '"', '\\', '/'
-				b = append(b, e)
-			}
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(raw[i:])
-			i += size
-			b = utf8.AppendRune(b, r)
-		}
-	}
-	return string(b)
-}
-
-// decodedLen is the length of decodeStr(raw, st), computed without
-// decoding when it can be.
-func decodedLen(raw []byte, st strStats) int {
-	if !st.surrogates && utf8.Valid(raw) {
-		return len(raw) - st.shrink
-	}
-	return len(decodeStr(raw, st))
-}
-
 // strValue reads a string into dst; null leaves dst as it is. It reports
 // whether the value had the right type (a value of another type is read
 // and skipped).
@@ -421,7 +220,7 @@ func (s *jsonScanner) strValue(dst *string) bool {
 	case '"':
 		raw, st := s.str()
 		if !s.bad {
-			*dst = decodeStr(raw, st)
+			*dst = decodeClipped(raw, st)
 		}
 		return true
 	case 'n':
@@ -430,6 +229,33 @@ func (s *jsonScanner) strValue(dst *string) bool {
 	}
 	s.skip()
 	return false
+}
+
+// maxStringBytes bounds a decoded string: a longer one is kept as
+// clip(s, maxStringBytes) gives it, its start and the count of the bytes
+// left out. Without it, a line near the line cap would cost its size twice
+// (the line and its text) and more (the copies that show it).
+const maxStringBytes = 1 << 20
+
+// decodeClipped is clip(decodeStr(raw, st), maxStringBytes), without
+// decoding more of a long string than it keeps.
+func decodeClipped(raw []byte, st strStats) string {
+	if len(raw) <= maxStringBytes {
+		return decodeStr(raw, st)
+	}
+	// Decode a prefix long enough to hold maxStringBytes+1 decoded bytes
+	// (escapes shrink), or the whole string.
+	var p string
+	for k := maxStringBytes + 1; ; k *= 2 {
+		p = decodePrefix(raw, k)
+		if len(p) > maxStringBytes || k >= len(raw) {
+			break
+		}
+	}
+	if len(p) <= maxStringBytes {
+		return p // the whole string, short enough
+	}
+	return clipKnown(p, maxStringBytes, decodedLen(raw, st))
 }
 
 // strPtr reads a string into a new *dst; null sets dst to nil.

@@ -51,7 +51,7 @@ func openKeyboard(stdin any) *keyboard {
 	if !ok || !isTerminal(in) {
 		return nil
 	}
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	tty, err := openTerminal("/dev/tty")
 	if err != nil {
 		return nil
 	}

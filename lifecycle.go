@@ -98,7 +98,7 @@ func claimWorkspace(w *workspace, arg, doing string) (release func(), err error)
 		}
 		return withHint(errors.New(msg), "stop the run first: %s", strings.TrimSpace("claude-iterate stop "+arg))
 	}
-	f, err := os.OpenFile(w.lockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLockFile(w.lockPath())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return func() {}, nil // no state directory yet: nothing to hold
@@ -113,7 +113,12 @@ func claimWorkspace(w *workspace, arg, doing string) (release func(), err error)
 		}
 		return nil, fmt.Errorf("locking %s: %w", w.lockPath(), err)
 	}
-	return func() { f.Close() }, nil
+	dir, held, _ := lockStateDir(w, syscall.LOCK_EX) // a run whose .lock was deleted
+	if held {
+		f.Close()
+		return nil, busy(0)
+	}
+	return func() { closeFile(dir); f.Close() }, nil
 }
 
 // failUsage prints err and hint the house way and ends the command with exit
@@ -149,7 +154,7 @@ func classifyTask(data []byte) taskState {
 
 // readTask reads a workspace's INSTRUCTIONS.md and says what it holds.
 func readTask(w *workspace) (taskState, []byte, error) {
-	data, err := os.ReadFile(w.instructionsPath())
+	data, err := readRegularFile(w.instructionsPath(), taskFileCap)
 	if errors.Is(err, os.ErrNotExist) {
 		return taskMissing, nil, nil
 	}
@@ -260,7 +265,7 @@ func readOptional(path string) []byte {
 	if path == "" {
 		return nil
 	}
-	data, _ := os.ReadFile(path)
+	data, _ := readRegularFile(path, agentFileCap)
 	return data
 }
 
@@ -381,7 +386,7 @@ func runSetup(env *cliEnv, args []string) error {
 // leftEmpty reports whether a workspace setup created holds nothing but what
 // setup wrote: .metadata.json, and at most an INSTRUCTIONS.md without a task.
 func leftEmpty(w *workspace) bool {
-	entries, err := os.ReadDir(w.Dir)
+	entries, err := readDir(w.Dir)
 	if err != nil {
 		return false
 	}

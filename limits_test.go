@@ -58,7 +58,22 @@ func FuzzLimitText(f *testing.F) {
 	f.Add("You've hit your session limit · resets 8:21pm (UTC)")
 	f.Add("usage limit reached|1795292493")
 	f.Add("You've hit your limit · resets Feb 30, 99pm (Mars/Olympus)")
+	f.Add("You've hit your limit · resets Jan 2, 3am (UTC)")
+	f.Add("hit your weekly limit · resets 12am")
+	now := time.Date(2026, 12, 30, 22, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, s string) {
-		limitResetFromText(s, time.Now())
+		reset, ok := limitResetFromText(s, now)
+		if !ok {
+			return
+		}
+		// Only a limit message gives a reset time.
+		if !isLimitText(s) {
+			t.Fatalf("limitResetFromText(%q) = %v, but the text is no limit message", s, reset)
+		}
+		// A clock time is the next such time: not a day in the past, and
+		// within a year.
+		if !limitEpochRE.MatchString(s) && (reset.Before(now.Add(-25*time.Hour)) || reset.After(now.AddDate(1, 0, 2))) {
+			t.Fatalf("limitResetFromText(%q) = %v: not the next such time after %v", s, reset, now)
+		}
 	})
 }

@@ -21,14 +21,26 @@ package main
 //     starts an agent.
 //   - status, list and stop ask the lock, never the pid, whether a run is
 //     going on.
+//   - The agent may delete or replace .lock. The run therefore also locks
+//     the state directory itself (which the agent cannot replace without
+//     deleting the workspace), and every command that asks the lock asks
+//     both; and the run puts its .lock back (a new file, locked, renamed
+//     into place), or its record if it was overwritten, at its next look.
+//   - The record lists the run's processes as they appear, not only the
+//     children it started: every second, the run's descendants (pid and
+//     start time) that are alive. A process that dropped CLAUDE_ITERATE_RUN
+//     from its environment and left the tree after a kill -9 of the tool is
+//     still found by the next run.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -56,12 +68,20 @@ type recordedProc struct {
 }
 
 // maxRecorded bounds the record: the agents of a long run are not all kept.
-const maxRecorded = 64
+const maxRecorded = 256
+
+// recordEvery is how often the run records its descendants and checks its
+// .lock.
+const recordEvery = time.Second
 
 // runLock is a held workspace lock.
 type runLock struct {
-	f      *os.File
+	mu     sync.Mutex
+	f      *os.File // .lock
+	dir    *os.File // the state directory, locked too
+	path   string
 	record runRecord
+	done   chan struct{} // closed by release: the recorder stops
 }
 
 // errLocked is a workspace another run holds.
@@ -84,12 +104,22 @@ func (w *workspace) lockPath() string { return filepath.Join(w.StateDir, lockFil
 func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 	var prev runRecord
 	path := w.lockPath()
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, prev, fmt.Errorf("%s is not a regular file; remove it", path)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	dir, held, err := lockStateDir(w, syscall.LOCK_EX)
 	if err != nil {
-		return nil, prev, fmt.Errorf("opening the run lock: %w", err)
+		return nil, prev, fmt.Errorf("locking %s: %w", w.StateDir, unwrapPathError(err))
+	}
+	if held {
+		pid := 0
+		if f, _, err := openRegular(path); err == nil {
+			pid = readRecord(f).PID
+			f.Close()
+		}
+		return nil, prev, &errLocked{ws: w.Name, pid: pid}
+	}
+	f, err := openLockFile(path)
+	if err != nil {
+		closeFile(dir)
+		return nil, prev, fmt.Errorf("opening the run lock %s: %w", path, unwrapPathError(err))
 	}
 	// A status or stop probing the lock holds it shared for an instant:
 	// try again for a moment before believing another run has it.
@@ -100,80 +130,234 @@ func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
+			closeFile(dir)
 			return nil, prev, fmt.Errorf("locking %s: %w", path, err)
 		}
 		rec := readRecord(f)
 		if (rec.PID > 0 && rec.PID != os.Getpid() && processAlive(rec.PID)) || tries >= 20 {
 			f.Close()
+			closeFile(dir)
 			return nil, prev, &errLocked{ws: w.Name, pid: rec.PID}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	prev = readRecord(f)
-	l := &runLock{f: f, record: runRecord{PID: os.Getpid(), RunID: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())}}
+	l := &runLock{f: f, dir: dir, path: path, done: make(chan struct{}), record: runRecord{PID: os.Getpid(), RunID: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())}}
 	l.write()
+	go l.recordLoop()
 	return l, prev, nil
+}
+
+// lockStateDir locks w's state directory (how: LOCK_EX or LOCK_SH) without
+// waiting; held reports that another process holds it. With LOCK_EX it
+// returns the locked directory, to close to unlock it (nil when the state
+// directory does not exist yet); LOCK_SH only probes.
+func lockStateDir(w *workspace, how int) (d *os.File, held bool, err error) {
+	d, err = openDir(w.StateDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	// A status probing the directory holds it shared for an instant.
+	for tries := 0; ; tries++ {
+		err = flock(d, how|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || how == syscall.LOCK_SH || tries >= 20 {
+			d.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, true, nil
+			}
+			return nil, false, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if how == syscall.LOCK_SH {
+		d.Close()
+		return nil, false, nil
+	}
+	return d, false, nil
+}
+
+// closeFile closes f unless it is nil.
+func closeFile(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
 }
 
 // readRecord reads a lock file's record; a missing or damaged one is zero.
 func readRecord(f *os.File) runRecord {
 	var rec runRecord
-	buf := make([]byte, 64<<10)
-	n, _ := f.ReadAt(buf, 0)
-	json.Unmarshal(buf[:n], &rec)
+	json.Unmarshal(readAtMost(f, lockRecordCap), &rec)
 	return rec
 }
 
-// write replaces the lock file's content with the record.
+// write replaces the lock file's content with the record, after putting
+// back the lock file if it was deleted or replaced. l.mu is held.
 func (l *runLock) write() {
+	l.keepFile()
 	data, _ := json.Marshal(l.record)
 	l.f.Truncate(0)
 	l.f.WriteAt(append(data, '\n'), 0)
 }
 
-// addChild records a child the run started.
-func (l *runLock) addChild(pid int) {
-	if l == nil || l.f == nil {
+// keepFile puts a new lock file, locked, in place of one that was deleted
+// or replaced. l.mu is held.
+func (l *runLock) keepFile() {
+	fi, err := os.Lstat(l.path)
+	if held, herr := l.f.Stat(); err == nil && herr == nil && os.SameFile(fi, held) {
 		return
 	}
-	start, ok := processStart(pid)
-	if !ok {
+	tmp := l.path + ".new"
+	os.Remove(tmp)
+	f, err := openLockFile(tmp)
+	if err != nil {
+		return // the state directory is gone: the workspace check says so
+	}
+	if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil || os.Rename(tmp, l.path) != nil {
+		f.Close()
+		os.Remove(tmp)
 		return
+	}
+	l.f.Close()
+	l.f = f
+}
+
+// addChild records a child the run started.
+func (l *runLock) addChild(pid int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return
+	}
+	if start, ok := processStart(pid); ok && l.addLocked(pid, start) {
+		l.write()
+	}
+}
+
+// addLocked adds a process to the record unless it is there; l.mu is held.
+func (l *runLock) addLocked(pid int, start uint64) bool {
+	for _, c := range l.record.Children {
+		if c.PID == pid && c.Start == start {
+			return false
+		}
 	}
 	l.record.Children = append(l.record.Children, recordedProc{PID: pid, Start: start})
 	if len(l.record.Children) > maxRecorded {
 		l.record.Children = l.record.Children[len(l.record.Children)-maxRecorded:]
 	}
-	l.write()
+	return true
+}
+
+// recordLoop records the run's descendants as they appear, drops those
+// that ended, and puts back a deleted .lock, every recordEvery until
+// release.
+func (l *runLock) recordLoop() {
+	t := time.NewTicker(recordEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-t.C:
+		}
+		var live []procInfo
+		if hasChildren() {
+			live = descendants(os.Getpid(), listProcs())
+		}
+		l.mu.Lock()
+		if l.f == nil {
+			l.mu.Unlock()
+			return
+		}
+		changed := l.pruneLocked()
+		for _, p := range live {
+			if p.state == 'Z' {
+				continue
+			}
+			if start, ok := processStart(p.pid); ok && l.addLocked(p.pid, start) {
+				changed = true
+			}
+		}
+		if fi, err := os.Lstat(l.path); err != nil || !sameFile(fi, l.f) {
+			changed = true // deleted or replaced
+		} else if data, _ := json.Marshal(l.record); !bytes.Equal(readAtMost(l.f, lockRecordCap), append(data, '\n')) {
+			changed = true // overwritten
+		}
+		if changed {
+			l.write()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// pruneLocked drops the recorded processes that ended; l.mu is held.
+func (l *runLock) pruneLocked() bool {
+	kept := l.record.Children[:0]
+	for _, c := range l.record.Children {
+		if start, ok := processStart(c.PID); ok && start == c.Start {
+			kept = append(kept, c)
+		}
+	}
+	changed := len(kept) != len(l.record.Children)
+	l.record.Children = kept
+	return changed
+}
+
+// sameFile reports whether fi is the file f has open.
+func sameFile(fi os.FileInfo, f *os.File) bool {
+	held, err := f.Stat()
+	return err == nil && os.SameFile(fi, held)
 }
 
 // release marks the run ended cleanly and drops the lock; a second call
 // does nothing.
 func (l *runLock) release() {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return
+	}
+	close(l.done)
 	l.record.Ended = true
 	l.record.Children = nil
 	l.write()
 	l.f.Close() // closing the descriptor releases the flock
 	l.f = nil
+	closeFile(l.dir)
+	l.dir = nil
 }
 
-// lockHolder reports whether a run holds the workspace's lock, and its pid.
+// lockHolder reports whether a run holds the workspace's lock, and its pid
+// (0 when its .lock was deleted): the lock of .lock, or of the state
+// directory.
 func lockHolder(w *workspace) (pid int, held bool) {
-	f, err := os.Open(w.lockPath())
-	if err != nil {
-		return 0, false
+	f, _, err := openRegular(w.lockPath())
+	if err == nil {
+		defer f.Close()
+		if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+			flock(f, syscall.LOCK_UN)
+		} else if errors.Is(err, syscall.EWOULDBLOCK) {
+			return readRecord(f).PID, true
+		}
 	}
-	defer f.Close()
-	if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
-		flock(f, syscall.LOCK_UN)
-		return 0, false
-	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
-		return 0, false
+	if _, held, _ := lockStateDir(w, syscall.LOCK_SH); held {
+		if f != nil {
+			return readRecord(f).PID, true
+		}
+		return 0, true
 	}
-	return readRecord(f).PID, true
+	return 0, false
 }
 
 // survivors returns the live processes an earlier run left: its recorded

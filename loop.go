@@ -108,6 +108,7 @@ func runRun(env *cliEnv, args []string) error {
 		}
 	}
 	becomeSubreaper()
+	startReaper()
 	err = r.setup(pos)
 	defer r.lock.release() // idempotent: finish releases it first
 	if err != nil {

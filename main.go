@@ -14,6 +14,7 @@
 //	claude-iterate watch  [<workspace>]
 //	claude-iterate list   [--archived]
 //	claude-iterate status [<workspace>] [--json] [--archived]
+//	claude-iterate history [<workspace>] [--json] [--run ID] [--last N]
 //	claude-iterate reset  [<workspace>] [--all]
 //	claude-iterate clean  <workspace> [-f] [--no-archive]
 //	claude-iterate archive list | restore <archive> [<workspace>]
@@ -23,7 +24,9 @@
 //
 // A workspace is a directory holding one task: INSTRUCTIONS.md (the task),
 // TODO.md and .status.json (kept by the agent), .metadata.json (kept by the
-// tool), an optional .stop file, and one log per run under logs/. A workspace
+// tool), an optional .stop file, history.jsonl (one record per iteration:
+// what it did, what it cost, which files it changed) and one log per run
+// under logs/. A workspace
 // argument is a name, resolved under the workspaces directory (by default
 // claude-iterate/workspaces in the current directory), or a path (it contains
 // a slash, or is ".").
@@ -40,6 +43,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 )
 
 // Exit codes, as documented above.
@@ -59,6 +63,12 @@ var version = ""
 const progName = "claude-iterate"
 
 func main() {
+	// The tool mostly waits: with one P, Go's scheduler does not spin when
+	// many runs share a few CPUs, and one run's stream is as fast
+	// (scripts/bench.sh shows both). GOMAXPROCS in the environment wins.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	st := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	if st.signal != 0 {
 		// Returns only if the signal did not end the process.

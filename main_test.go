@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -25,8 +26,25 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// unignoreSignals gives the tools the tests start the signal dispositions
+// of an interactive shell's: under nohup (SIGHUP) or as a background job of
+// a script (SIGINT, SIGQUIT) the test process starts with them ignored, and
+// an ignored signal is inherited across exec — the scenarios that send them
+// would then test nohup's behaviour instead of theirs. A signal caught here
+// is reset to its default in the children; for the test process, catching
+// one that was ignored changes nothing. (signal-nohup.txtar runs nohup
+// itself.)
+func unignoreSignals() {
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM} {
+		if signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
+	}
+}
+
 func TestScript(t *testing.T) {
 	t.Parallel()
+	unignoreSignals()
 	// Leaked descendants of the tools under test re-parent here, where they
 	// stay observable (the gone command) and are ended at the end.
 	if err := becomeSubreaper(); err != nil {
@@ -42,7 +60,7 @@ func TestScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+		Dir:                 scriptDir(t),
 		RequireExplicitExec: true,
 		UpdateScripts:       *updateScripts,
 		Setup: func(env *testscript.Env) error {
@@ -55,6 +73,39 @@ func TestScript(t *testing.T) {
 		},
 		Cmds: scriptCommands(),
 	})
+}
+
+// scriptDir is the directory of the scripts to run: all of them, or with
+// $CLAUDE_ITERATE_SCRIPTS set (a regular expression), those whose names
+// match it, for a quick pass (scripts/mutation.sh runs one per mutant).
+func scriptDir(t *testing.T) string {
+	const all = "testdata/script"
+	filter := os.Getenv("CLAUDE_ITERATE_SCRIPTS")
+	if filter == "" {
+		return all
+	}
+	re, err := regexp.Compile(filter)
+	if err != nil {
+		t.Fatalf("$CLAUDE_ITERATE_SCRIPTS: %v", err)
+	}
+	names, err := filepath.Glob(filepath.Join(all, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range names {
+		if !re.MatchString(strings.TrimSuffix(filepath.Base(name), ".txtar")) {
+			continue
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, filepath.Base(name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // scriptCommands are the custom testscript commands.

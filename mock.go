@@ -62,7 +62,7 @@ func runMockAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 
 	done := 0
-	if data, err := os.ReadFile(statusPath); err == nil {
+	if data, err := readRegularFile(statusPath, agentFileCap); err == nil {
 		if ts, err := parseStatusJSON(data); err == nil && ts.HasProgress {
 			done = ts.Completed
 		}

@@ -8,7 +8,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -38,7 +37,7 @@ func becomeSubreaper() error {
 
 // listProcs reads every process's parent, group and state from /proc.
 func listProcs() []procInfo {
-	d, err := os.Open("/proc")
+	d, err := openDir("/proc")
 	if err != nil {
 		return nil
 	}
@@ -50,7 +49,7 @@ func listProcs() []procInfo {
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile("/proc/" + n + "/stat")
+		data, err := readKernelFile("/proc/"+n+"/stat", kernelFileCap)
 		if err != nil {
 			continue // gone meanwhile
 		}
@@ -122,7 +121,7 @@ func sessionOf(pid int) int {
 // /proc/PID/stat), which tells a process from a later one with its pid; a
 // zombie, which is already dead, has none.
 func processStart(pid int) (uint64, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	data, err := readKernelFile("/proc/"+strconv.Itoa(pid)+"/stat", kernelFileCap)
 	if err != nil {
 		return 0, false
 	}
@@ -141,7 +140,7 @@ func processStart(pid int) (uint64, bool) {
 // processesWithEnv returns the processes whose environment holds the
 // variable kv ("NAME=value").
 func processesWithEnv(kv string) []int {
-	d, err := os.Open("/proc")
+	d, err := openDir("/proc")
 	if err != nil {
 		return nil
 	}
@@ -154,7 +153,7 @@ func processesWithEnv(kv string) []int {
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile("/proc/" + n + "/environ")
+		data, err := readKernelFile("/proc/"+n+"/environ", kernelFileCap)
 		if err != nil {
 			continue
 		}

@@ -27,7 +27,7 @@ func promptTemplate(w *workspace, projectRoot, mode, name string) (text, source 
 		filepath.Join(w.Dir, "prompts", name+".md"),
 		filepath.Join(projectRoot, ralphStateDir, "prompts", mode, name+".md"),
 	} {
-		data, err := os.ReadFile(p)
+		data, err := readRegularFile(p, taskFileCap)
 		if err == nil {
 			return string(data), p, nil
 		}
@@ -66,12 +66,12 @@ func (c *fileCache) read(path string) ([]byte, error) {
 	if err != nil {
 		// Read anyway: a reader expects open's error ("open …"), and the
 		// file may have appeared since.
-		return os.ReadFile(path)
+		return readRegularFile(path, taskFileCap)
 	}
 	if c.fi != nil && c.path == path && os.SameFile(c.fi, fi) && fi.Size() == c.fi.Size() && fi.ModTime().Equal(c.fi.ModTime()) {
 		return c.data, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, taskFileCap)
 	if err != nil {
 		return nil, err
 	}

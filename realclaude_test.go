@@ -55,6 +55,7 @@ var offlineEnv = []string{
 }
 
 func TestRealClaude(t *testing.T) {
+	unignoreSignals()
 	cli := os.Getenv(realClaudeEnv)
 	if cli == "" {
 		t.Skipf("$%s is not set: run scripts/install-claude.sh and set it to the path it prints last, e.g.\n"+

@@ -141,7 +141,7 @@ type restorer struct {
 // must not exist (or be empty), and returns the name of the archive's
 // directory.
 func restoreArchive(src, target string) (string, error) {
-	f, err := os.Open(src)
+	f, _, err := openRegular(src)
 	if err != nil {
 		return "", err
 	}
@@ -383,6 +383,6 @@ func freeTarget(dir string) bool {
 	if err != nil || !fi.IsDir() {
 		return false
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := readDir(dir)
 	return err == nil && len(entries) == 0
 }

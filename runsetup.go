@@ -125,7 +125,7 @@ func (r *runner) setup(pos []string) error {
 		ws.meta.LastLog = r.log.path
 	}
 	r.writeLogHeader()
-	r.stop = &stopRequest{path: ws.stopPath(), changed: r.showStopState}
+	r.stop = &stopRequest{path: ws.stopPath()} // told of changes once the live view is up (startLive)
 	r.sup.con, r.sup.log = r.con, r.log
 	r.history, err = openHistory(ws.historyPath(), func(msg string) { r.con.errorf("warning: %s", msg) })
 	if err != nil {
@@ -291,7 +291,7 @@ func (r *runner) checkTask() error {
 		_, err := r.readPromptFile()
 		return err
 	}
-	data, err := os.ReadFile(r.ws.instructionsPath())
+	data, err := readRegularFile(r.ws.instructionsPath(), taskFileCap)
 	if err != nil {
 		return withHint(fmt.Errorf("reading the task: %w", err), "write it with claude: claude-iterate setup %s, or write it to %s", r.ws.Name, r.ws.instructionsPath())
 	}
@@ -393,7 +393,7 @@ func (r *runner) writeLogHeader() {
 		p, _ := r.readPromptFile()
 		r.log.section("PROMPT (ralph mode: "+r.opts.prompt.s+", re-read every iteration)", strings.TrimRight(p, "\n"))
 	} else {
-		data, _ := os.ReadFile(r.ws.instructionsPath())
+		data, _ := readRegularFile(r.ws.instructionsPath(), taskFileCap)
 		r.log.section("INSTRUCTIONS", strings.TrimRight(string(data), "\n"))
 		r.log.section("SYSTEM PROMPT", strings.TrimRight(r.systemPrompt, "\n"))
 	}

@@ -1,13 +1,24 @@
 package main
 
-// This file reads files the agent may have written: .status.json, TODO.md,
-// the targets of file conditions, and, for list and status, a workspace's
-// .metadata.json. The rules are: only a regular file is read (a symbolic
-// link to one counts), never a FIFO, a device or a directory, which could
-// block the tool beyond the reach of its signals or feed it without end;
-// the file is opened without blocking and checked again once open (it may
-// have been swapped); and at most a cap is read: a larger file is an error,
-// which callers show as a warning.
+// This file is the one reader of files: every file the tool reads is read
+// here (a test, TestOneReader, fails when a file is read any other way).
+// Any of them may be hostile: the agent writes the workspace, and a user or
+// a script may leave a FIFO, a link to /dev/zero or a 4 GiB sparse file
+// where a config file belongs. The rules are: only a regular file is read
+// (a symbolic link to one counts), never a FIFO, a device or a directory,
+// which could block the tool beyond the reach of its signals or feed it
+// without end; the file is opened without blocking (O_NONBLOCK) and checked
+// again once open (it may have been swapped); and at most a cap per kind of
+// file is read: a larger file is an error. Callers name the file and what
+// is wrong in one line: an error (exit 1), or a warning where the run can
+// go on.
+//
+// What to call:
+//   - readRegularFile(path, cap) for a whole file, with one of the caps below;
+//   - openRegular(path) to stream a regular file (archives);
+//   - openLockFile(path) for a workspace's .lock (read and written);
+//   - openDir(path) to list a directory, readKernelFile(path, cap) for a
+//     file of /proc, openTerminal(path) for /dev/tty.
 
 import (
 	"errors"
@@ -15,11 +26,29 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 )
 
-// agentFileCap bounds what is read of a file the agent writes.
-const agentFileCap = 1 << 20
+// The caps per kind of file: far above what a real file holds, far below
+// what would hurt the tool's memory.
+const (
+	// agentFileCap bounds .status.json, TODO.md and the targets of file
+	// conditions.
+	agentFileCap = 1 << 20
+	// taskFileCap bounds INSTRUCTIONS.md, prompt files and templates.
+	taskFileCap = 4 << 20
+	// configCap bounds the config files and a conditions file.
+	configCap = 1 << 20
+	// runStateCap bounds .run-state.json.
+	runStateCap = 1 << 20
+	// lockRecordCap bounds what is read of a .lock's record.
+	lockRecordCap = 64 << 10
+	// kernelFileCap bounds a /proc file (an environment is at most a few
+	// MiB).
+	kernelFileCap = 8 << 20
+)
 
 // errNotRegular is a path that is not a regular file.
 var errNotRegular = errors.New("not a regular file")
@@ -28,7 +57,7 @@ var errNotRegular = errors.New("not a regular file")
 // a regular file.
 func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	if fi, err := os.Stat(path); err != nil {
-		return nil, nil, err
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)} // as os.Open says it
 	} else if !fi.Mode().IsRegular() {
 		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
 	}
@@ -100,4 +129,85 @@ func tooLargeError(max int64) error {
 		return fmt.Errorf("larger than %d MiB", max>>20)
 	}
 	return fmt.Errorf("larger than %d bytes", max)
+}
+
+// openLockFile opens (creating it if need be) a workspace's lock file for
+// reading and writing, without blocking, and makes sure it is a regular
+// file: a FIFO or a device in its place is an error naming it.
+func openLockFile(path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil {
+		f.Close()
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+	}
+	return f, nil
+}
+
+// readAtMost reads at most max bytes of f from offset 0 (a lock record).
+func readAtMost(f *os.File, max int64) []byte {
+	buf := make([]byte, max)
+	n, _ := f.ReadAt(buf, 0)
+	return buf[:n]
+}
+
+// openDir opens a directory to list it.
+func openDir(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+}
+
+// readKernelFile reads a file of /proc, at most max bytes. The kernel
+// writes these files and reports a size of 0, so neither the kind nor the
+// size is checked first; the read is still bounded.
+func readKernelFile(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// openTerminal opens the terminal at path (/dev/tty) for reading and
+// writing, and makes sure it is one.
+func openTerminal(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !isTerminal(f) {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("not a terminal")}
+	}
+	return f, nil
+}
+
+// readDir lists a directory sorted by name, as os.ReadDir does, but opens
+// it with O_DIRECTORY: a FIFO in its place is an error, not a hang.
+func readDir(path string) ([]os.DirEntry, error) {
+	f, err := openDir(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
+}
+
+// readStream reads r to its end, at most max bytes: more is an error.
+func readStream(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = tooLargeError(max)
+	}
+	return data, err
 }

@@ -17,23 +17,35 @@ import (
 	"unicode/utf8"
 )
 
+// writtenOut is the sanitizer's rule, the one place it is written: it
+// reports whether the character at the start of p (p is not empty) is
+// written out rather than shown, and its length: an ASCII control other
+// than newline and tab (a carriage return included, see sanitize), DEL, a
+// C1 control or bidirectional control (isHiddenControl), or a byte of
+// invalid UTF-8 (size 1).
+func writtenOut(p []byte) (out bool, r rune, size int) {
+	if b := p[0]; b < utf8.RuneSelf {
+		return b < 0x20 && b != '\n' && b != '\t' || b == 0x7f, rune(b), 1
+	}
+	r, size = utf8.DecodeRune(p)
+	return r == utf8.RuneError && size == 1 || isHiddenControl(r), r, size
+}
+
 // needsSanitizing reports whether p holds anything sanitize would change;
 // it is the fast path, for the common clean line.
 func needsSanitizing(p []byte) bool {
-	high := false
-	for i, b := range p {
-		switch {
-		case b < 0x20 && b != '\n' && b != '\t', b == 0x7f:
-			return true
-		case b == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f:
-			return true // a C1 control
-		case b == 0xe2 && i+2 < len(p) && ((p[i+1] == 0x80 && p[i+2] >= 0xaa && p[i+2] <= 0xae) || (p[i+1] == 0x81 && p[i+2] >= 0xa6 && p[i+2] <= 0xa9)):
-			return true // a bidirectional control
-		case b >= 0x80:
-			high = true
+	for i := 0; i < len(p); {
+		if b := p[i]; b >= 0x20 && b < 0x7f {
+			i++
+			continue
 		}
+		out, _, size := writtenOut(p[i:])
+		if out {
+			return true
+		}
+		i += size
 	}
-	return high && !utf8.Valid(p)
+	return false
 }
 
 // sanitize returns p with control characters and escape sequences written
@@ -44,29 +56,18 @@ func sanitize(p []byte) []byte {
 	}
 	out := make([]byte, 0, len(p)+16)
 	for i := 0; i < len(p); {
-		b := p[i]
-		if b < 0x80 {
-			switch {
-			case b == '\r' && i+1 < len(p) && p[i+1] == '\n':
-				// CRLF: the newline is enough.
-			case b == '\r':
-				out = append(out, `\r`...)
-			case b < 0x20 && b != '\n' && b != '\t', b == 0x7f:
-				out = fmt.Appendf(out, `\x%02x`, b)
-			default:
-				out = append(out, b)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(p[i:])
+		esc, r, size := writtenOut(p[i:])
 		switch {
-		case r == utf8.RuneError && size == 1:
-			out = fmt.Appendf(out, `\x%02x`, b)
-		case isHiddenControl(r):
-			out = fmt.Appendf(out, `\u%04x`, r)
-		default:
+		case !esc:
 			out = append(out, p[i:i+size]...)
+		case r == '\r' && i+1 < len(p) && p[i+1] == '\n':
+			// CRLF: the newline is enough.
+		case r == '\r':
+			out = append(out, `\r`...)
+		case r < utf8.RuneSelf || size == 1:
+			out = fmt.Appendf(out, `\x%02x`, p[i])
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
 		}
 		i += size
 	}

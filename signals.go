@@ -136,16 +136,23 @@ func exitCodeFor(sig os.Signal) int {
 }
 
 // raiseDefault ends the process by sig with the signal's default action. It
-// returns only if that did not end the process (the signal is blocked).
+// returns only if that did not end the process: the caller then exits with
+// 128+n. That is the case of PID 1 of a PID namespace (a container's
+// entrypoint), which the kernel never ends by a signal it sends itself with
+// the default action.
 func raiseDefault(sig syscall.Signal) {
 	signal.Reset(sig)
 	if sig == syscall.SIGQUIT {
 		// Go's own SIGQUIT action prints every goroutine's stack and exits
 		// 2: set the system's default action instead, without a core dump.
 		syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
-		if !setDefaultAction(sig) {
-			return
-		}
+	}
+	// The system's default action, below the Go runtime's handler: when
+	// the raise does not end the process, the runtime's handler would exit
+	// with status 2 instead of returning. Where that cannot be set
+	// (macOS), SIGQUIT is not raised (the runtime would dump stacks).
+	if !setDefaultAction(sig) && sig == syscall.SIGQUIT {
+		return
 	}
 	raiseHere(sig)
 }

@@ -76,7 +76,7 @@ func listWorkspaces(env *cliEnv) error {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.projectRoot, dir)
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := readDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("reading workspaces directory: %w", err)
 	}

@@ -105,9 +105,13 @@ func readTaskStatus(w *workspace) (ts taskStatus, warn error) {
 		warn = fmt.Errorf("%s does not exist", w.statusPath())
 	}
 	if p := w.todoPath(); p != "" {
-		if data, err := readRegularFile(p, agentFileCap); err == nil {
+		data, err := readRegularFile(p, agentFileCap)
+		if err == nil {
 			c, t := parseTODO(data)
 			return taskStatus{HasProgress: t > 0, Completed: c, Total: t, Source: todoFile}, warn
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			warn = fmt.Errorf("%v, and reading %s: %v", warn, p, unwrapPathError(err))
 		}
 	}
 	return taskStatus{}, warn

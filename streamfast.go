@@ -340,7 +340,7 @@ func (s *jsonScanner) block(b *contentBlock) bool {
 			s.ws()
 			start := s.i
 			b.args = s.toolArgs()
-			b.Input = bytes.Clone(s.data[start:s.i])
+			b.Input = clipInput(s.data[start:s.i], b.args != nil)
 			return true
 		case "tool_use_id":
 			return s.strValue(&b.ToolUseID)

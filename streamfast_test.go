@@ -6,10 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // fixtureLines returns every line of the stream-json fixtures.
@@ -47,14 +46,21 @@ func checkFastPath(t *testing.T, line []byte) bool {
 	}
 	// The fast path decodes tool inputs too: they must match what the
 	// transcript would decode with encoding/json.
+	// (encoding/json's are decoded with the event when the input is over
+	// maxStringBytes, which the event then keeps only the start of.)
 	if fast.Message != nil {
 		for i := range fast.Message.Content {
 			b := &fast.Message.Content[i]
 			if b.args != nil {
-				if want := decodeToolArgs(b.Input); !reflect.DeepEqual(b.args, want) {
-					t.Fatalf("tool input %s:\nfast %+v\n std %+v", b.Input, *b.args, *want)
+				want := std.Message.Content[i].args
+				if want == nil {
+					want = decodeToolArgs(b.Input)
+				}
+				if !reflect.DeepEqual(b.args, want) {
+					t.Fatalf("tool input %.300s:\nfast %+v\n std %+v", b.Input, *b.args, *want)
 				}
 				b.args = nil
+				std.Message.Content[i].args = nil
 			}
 		}
 	}
@@ -215,24 +221,10 @@ func FuzzJSONString(f *testing.F) {
 		if c.lines != lines {
 			t.Fatalf("tool result %q: %d lines; want %d", raw, c.lines, lines)
 		}
-		// The preview keeps invalid UTF-8 as it is, where encoding/json
-		// writes U+FFFD.
-		if len(raw) <= previewBytes && perByteValid(c.text) != want {
+		if len(raw) <= previewBytes && c.text != want {
 			t.Fatalf("tool result %q: preview %q; want %q", raw, c.text, want)
 		}
 	})
-}
-
-// perByteValid replaces each byte of an invalid UTF-8 sequence with
-// U+FFFD, as encoding/json does.
-func perByteValid(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		b.WriteRune(r)
-		i += n
-	}
-	return b.String()
 }
 
 // TestToolResultLines: an escaped backslash before an n is not a newline.
@@ -245,63 +237,31 @@ func TestToolResultLines(t *testing.T) {
 	}
 }
 
-// unquoteJSONPrefixByByte is the byte-at-a-time decoder unquoteJSONPrefix
-// replaced: the reference for cut strings.
-func unquoteJSONPrefixByByte(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw)
+// FuzzDecodePrefix checks the tool result preview decoder on any string
+// body the scanner accepts, cut anywhere: the preview is a prefix of the
+// whole decoded string, cut at most one escaped surrogate pair (12 bytes)
+// before n.
+func FuzzDecodePrefix(f *testing.F) {
+	for _, s := range []string{`a\nb`, `\u00e9\ud83d\ude00`, `\ud83d\ude00x`, `\ud83dx`, `x\\`, `\\\"\/`, "\xff\\n", "é✓🔧"} {
+		f.Add(s, 3)
 	}
-	b := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			b = append(b, c)
-			continue
+	f.Fuzz(func(t *testing.T, body string, n int) {
+		quoted := []byte(`"` + body + `"`)
+		s := &jsonScanner{data: quoted}
+		raw, st := s.str()
+		if !s.end() || n < 0 {
+			return
 		}
-		if i+1 >= len(raw) {
-			break
+		whole := decodeStr(raw, st)
+		got := decodePrefix(raw, n)
+		if !strings.HasPrefix(whole, got) {
+			t.Fatalf("decodePrefix(%q, %d) = %q: not a prefix of %q", raw, n, got, whole)
 		}
-		i++
-		switch raw[i] {
-		case 'n':
-			b = append(b, '\n')
-		case 't':
-			b = append(b, '\t')
-		case 'r':
-			b = append(b, '\r')
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'u':
-			if i+4 >= len(raw) {
-				return string(b)
-			}
-			r := hex4(raw[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-				if d := utf16.DecodeRune(r, hex4(raw[i+3:i+7])); d != utf8.RuneError {
-					r = d
-					i += 6
-				}
-			}
-			b = utf8.AppendRune(b, r)
-		default: // '"', '\\', '/'
-			b = append(b, raw[i])
+		if n >= len(raw) && got != whole {
+			t.Fatalf("decodePrefix(%q, %d) = %q; want %q", raw, n, got, whole)
 		}
-	}
-	return string(b)
-}
-
-// FuzzUnquoteJSONPrefixCut compares the preview decoder with the
-// byte-at-a-time one on any input, cut or not.
-func FuzzUnquoteJSONPrefixCut(f *testing.F) {
-	for _, s := range []string{`a\nb`, `\u00e9\ud83d\ude00`, `\ud83d\`, `\u12`, `x\`, `\\\"\/`, "\xff\\n"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		if got, want := unquoteJSONPrefix(raw), unquoteJSONPrefixByByte(raw); got != want {
-			t.Fatalf("unquoteJSONPrefix(%q) = %q; want %q", raw, got, want)
+		if cut := prefixCut(raw, n); n < len(raw) && (cut > n || cut < n-11) {
+			t.Fatalf("prefixCut(%q, %d) = %d", raw, n, cut)
 		}
 	})
 }
@@ -320,6 +280,172 @@ func TestDecodeEventFastMutations(t *testing.T) {
 				checkFastPath(t, append(append(append([]byte{}, line[:i]...), s...), line[i+1:]...))
 				checkFastPath(t, append(append(append([]byte{}, line[:i]...), s...), line[i:]...))
 			}
+		}
+	}
+}
+
+// jsonKeys returns the keys encoding/json decodes into a value of type t:
+// its fields' json tags (or names), in order.
+func jsonKeys(t reflect.Type) []string {
+	var keys []string
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		keys = append(keys, name)
+	}
+	return keys
+}
+
+// TestFastPathKeys holds the fast decoder's key lists to the struct tags
+// encoding/json decodes with, and checks that each key of each list is
+// decoded by the fast path as encoding/json decodes it.
+func TestFastPathKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []string
+		of   reflect.Type
+	}{
+		{"eventKeys", eventKeys, reflect.TypeFor[streamEvent]()},
+		{"messageKeys", messageKeys, reflect.TypeFor[streamMessage]()},
+		{"blockKeys", blockKeys, reflect.TypeFor[contentBlock]()},
+		{"rateLimitKeys", rateLimitKeys, reflect.TypeFor[rateLimitInfo]()},
+		{"denialKeys", denialKeys, reflect.TypeFor[permissionDenial]()},
+		{"toolArgKeys", toolArgKeys, reflect.TypeFor[toolInput]()},
+	} {
+		if want := jsonKeys(tc.of); !slices.Equal(tc.keys, want) {
+			t.Errorf("%s = %q; the json tags of %s are %q", tc.name, tc.keys, tc.of, want)
+		}
+	}
+	// Each key, with a value of its type, takes the fast path and gives
+	// encoding/json's event.
+	value := func(f reflect.StructField) string {
+		switch f.Type.Kind() {
+		case reflect.String:
+			return `"v\n\u00e9"`
+		case reflect.Pointer:
+			switch f.Type.Elem().Kind() {
+			case reflect.String:
+				return `"p"`
+			case reflect.Int:
+				return `7`
+			case reflect.Float64:
+				return `0.25`
+			}
+			return `{"status":"rejected","resetsAt":1768485600,"rateLimitType":"five_hour"}`
+		case reflect.Bool:
+			return `true`
+		case reflect.Int, reflect.Int64:
+			return `42`
+		case reflect.Float64:
+			return `1.5`
+		case reflect.Slice:
+			switch {
+			case f.Type == reflect.TypeFor[json.RawMessage]():
+				return `["raw",1]`
+			case f.Type.Elem().Kind() == reflect.String:
+				return `["a","b"]`
+			case f.Type.Elem() == reflect.TypeFor[permissionDenial]():
+				return `[{"tool_name":"Write","tool_use_id":"t1","tool_input":{"file_path":"x"}}]`
+			}
+			return `[{"type":"text","text":"hi"}]`
+		}
+		return `{"type":"text","text":"hi"}`
+	}
+	accept := func(line string) {
+		t.Helper()
+		if !checkFastPath(t, []byte(line)) {
+			t.Errorf("fast path handed back %s", line)
+		}
+	}
+	for f := range reflect.TypeFor[streamEvent]().Fields() {
+		if k := jsonKeys(reflect.StructOf([]reflect.StructField{f})); len(k) == 1 && k[0] != "type" {
+			accept(`{"type":"x","` + k[0] + `":` + value(f) + `}`)
+		}
+	}
+	for f := range reflect.TypeFor[streamMessage]().Fields() {
+		if f.IsExported() {
+			accept(`{"type":"assistant","message":{"` + jsonKeys(reflect.StructOf([]reflect.StructField{f}))[0] + `":` + value(f) + `}}`)
+		}
+	}
+	for f := range reflect.TypeFor[contentBlock]().Fields() {
+		if f.IsExported() && f.Name != "Content" && f.Name != "Input" {
+			accept(`{"type":"user","message":{"content":[{"` + jsonKeys(reflect.StructOf([]reflect.StructField{f}))[0] + `":` + value(f) + `}]}}`)
+		}
+	}
+	accept(`{"type":"user","message":{"content":[{"type":"tool_result","content":"a\nb"}]}}`)
+	for f := range reflect.TypeFor[toolInput]().Fields() {
+		k := jsonKeys(reflect.StructOf([]reflect.StructField{f}))[0]
+		v := value(f)
+		if f.Name == "Content" {
+			v = `"line\nline\n"`
+		}
+		line := `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"X","input":{"` + k + `":` + v + `}}]}}`
+		accept(line)
+		if e, _ := decodeEventFast([]byte(line)); e == nil || e.Message.Content[0].args == nil {
+			t.Errorf("tool input key %s: not decoded by the fast path", k)
+		}
+	}
+}
+
+// TestDecodeLongStrings: a string over maxStringBytes is kept clipped, its
+// start and the count of the bytes left out, by both decoders alike; the
+// fast one decodes little more than it keeps.
+func TestDecodeLongStrings(t *testing.T) {
+	long := strings.Repeat("line with \"quotes\" and é\n", 3*maxStringBytes/26)
+	enc, _ := json.Marshal(long)
+	want := clip(long, maxStringBytes)
+	if !strings.HasSuffix(want, " more bytes)") || len(want) > maxStringBytes+40 {
+		t.Fatalf("clip gave %d bytes ending %q", len(want), want[len(want)-40:])
+	}
+	for _, line := range []string{
+		`{"type":"assistant","message":{"content":[{"type":"text","text":` + string(enc) + `}]}}`,
+		`{"type":"result","subtype":"success","result":` + string(enc) + `}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Edit","input":{"file_path":"/x","old_string":` + string(enc) + `,"new_string":` + string(enc) + `}}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"x","text":` + string(enc) + `}]}}`, // encoding/json's
+	} {
+		e, err := decodeEvent([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFastPath(t, []byte(line))
+		var got []string
+		switch {
+		case e.Result != nil:
+			got = append(got, *e.Result)
+		case e.Message.Content[0].Type == "text":
+			got = append(got, e.Message.Content[0].Text)
+		default:
+			b := e.Message.Content[0]
+			a := b.args
+			if a == nil {
+				a = decodeToolArgs(b.Input)
+			}
+			got = append(got, *a.OldString, *a.NewString)
+			if len(b.Input) > maxStringBytes {
+				t.Errorf("the Edit's input is kept whole: %d bytes", len(b.Input))
+			}
+		}
+		for _, g := range got {
+			if g != want {
+				t.Errorf("%.60s…: decoded %d bytes ending %q; want %d ending %q", line, len(g), g[max(0, len(g)-40):], len(want), want[len(want)-40:])
+			}
+		}
+	}
+	// Just over the limit, and escapes that shrink the string a lot.
+	for _, s := range []string{strings.Repeat("a", maxStringBytes+1), strings.Repeat("\u0001", maxStringBytes/3), strings.Repeat("\u0001", maxStringBytes+2)} {
+		enc, _ := json.Marshal(s)
+		sc := &jsonScanner{data: enc}
+		raw, st := sc.str()
+		if got := decodeClipped(raw, st); got != clip(s, maxStringBytes) {
+			t.Errorf("decodeClipped of %d bytes: %d bytes; want %d", len(s), len(got), len(clip(s, maxStringBytes)))
 		}
 	}
 }

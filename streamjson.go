@@ -10,9 +10,11 @@ package main
 // event types, missing fields, a last line without a newline and events after
 // the result are tolerated, logged and never fatal; memory stays bounded: the
 // reader holds the current line, the last result and a small tool-name map,
-// never the transcript. Lines are decoded by a one-pass fast path
-// (streamfast.go) whose result is encoding/json's; what it is not sure of
-// is decoded by encoding/json.
+// never the transcript, and a line the fast path decodes costs little more
+// than itself, however long (strings over 1 MiB are kept clipped, see
+// transcript.go). Lines are decoded by a one-pass fast path (streamfast.go)
+// whose result is encoding/json's; what it is not sure of is decoded by
+// encoding/json.
 //
 // The fields the tool relies on (all others are ignored):
 //
@@ -46,10 +48,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"runtime/debug"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // maxLineBytes caps one stream-json line; past this, a line is skipped as
@@ -225,8 +226,10 @@ type toolContent struct {
 	text  string // the start of the text
 }
 
-// previewBytes bounds how much of a tool result is decoded.
-const previewBytes = 32 << 10
+// previewBytes bounds how much of a tool result is decoded: enough for the
+// longest preview shown (previewBashLines lines of previewLineWidth bytes),
+// and for an error's 2,000 bytes.
+const previewBytes = 8 << 10
 
 // UnmarshalJSON implements json.Unmarshaler. data is a string or an array
 // of text blocks (a sub-agent's result).
@@ -274,61 +277,7 @@ func (c *toolContent) set(raw []byte, st strStats) {
 			c.lines-- // a final newline ends the last line
 		}
 	}
-	if len(raw) > previewBytes {
-		raw = raw[:previewBytes]
-	}
-	c.text = unquoteJSONPrefix(raw)
-}
-
-// unquoteJSONPrefix decodes the body of a JSON string that may be cut
-// anywhere, even inside an escape; what cannot be decoded is dropped.
-func unquoteJSONPrefix(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw)
-	}
-	var b strings.Builder
-	b.Grow(len(raw))
-	for i := 0; i < len(raw); i++ {
-		// A run without escapes is copied whole.
-		n := bytes.IndexByte(raw[i:], '\\')
-		if n < 0 {
-			b.Write(raw[i:])
-			break
-		}
-		b.Write(raw[i : i+n])
-		i += n + 1
-		if i >= len(raw) {
-			break
-		}
-		switch raw[i] {
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case 'r':
-			b.WriteByte('\r')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			if i+4 >= len(raw) {
-				return b.String()
-			}
-			r := hex4(raw[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-				if d := utf16.DecodeRune(r, hex4(raw[i+3:i+7])); d != utf8.RuneError {
-					r = d
-					i += 6
-				}
-			}
-			b.WriteRune(r)
-		default: // '"', '\\', '/'
-			b.WriteByte(raw[i])
-		}
-	}
-	return b.String()
+	c.text = decodePrefix(raw, previewBytes)
 }
 
 // blocks returns message.content.
@@ -365,7 +314,34 @@ func decodeEvent(line []byte) (*streamEvent, error) {
 
 // decodeEventStd parses one line with encoding/json: the reference the
 // fast path matches, and the decoder of what it hands back.
-func decodeEventStd(line []byte) (*streamEvent, error) {
+func decodeEventStd(line []byte) (e *streamEvent, err error) {
+	e, err = decodeEventJSON(line)
+	if e != nil {
+		clipStrings(reflect.ValueOf(e).Elem())
+		for i := range e.Message.blocks() {
+			b := &e.Message.Content[i]
+			if len(b.Input) > maxStringBytes {
+				b.args = decodeToolArgs(b.Input)
+				b.Input = clipInput(b.Input, true)
+			}
+		}
+	}
+	return e, err
+}
+
+// clipInput returns a copy of a tool input's text, only its first
+// maxStringBytes when decoded is set (its arguments are decoded already):
+// an Edit of a big file must not cost its size twice. Only an unknown
+// tool's display, clipped much shorter, reads it then.
+func clipInput(raw []byte, decoded bool) json.RawMessage {
+	if decoded && len(raw) > maxStringBytes {
+		raw = raw[:maxStringBytes]
+	}
+	return bytes.Clone(raw)
+}
+
+// decodeEventJSON is decodeEventStd before its strings are clipped.
+func decodeEventJSON(line []byte) (*streamEvent, error) {
 	var e streamEvent
 	if err := json.Unmarshal(line, &e); err != nil {
 		var te *json.UnmarshalTypeError
@@ -397,21 +373,4 @@ func decodeEventStd(line []byte) (*streamEvent, error) {
 		return &e, fmt.Errorf("event without a type")
 	}
 	return &e, nil
-}
-
-// hex4 decodes the four hex digits of a \\u escape (bad digits count as 0).
-func hex4(h []byte) rune {
-	var r rune
-	for _, c := range h {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
 }

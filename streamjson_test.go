@@ -322,9 +322,9 @@ func BenchmarkStreamJSON(b *testing.B) {
 	}
 }
 
-// FuzzUnquoteJSONPrefix checks the preview decoder against encoding/json on
-// whole strings, and that it never panics on cut ones.
-func FuzzUnquoteJSONPrefix(f *testing.F) {
+// FuzzToolResultPreview checks the preview of a tool result's string
+// against encoding/json, whole and cut.
+func FuzzToolResultPreview(f *testing.F) {
 	for _, s := range []string{"plain", "a\nb\tc", `quote " and \ slash /`, "é ✓ 🔧", "\x01\u2028"} {
 		f.Add(s, 3)
 	}
@@ -333,14 +333,41 @@ func FuzzUnquoteJSONPrefix(f *testing.F) {
 		if err != nil {
 			return
 		}
-		raw := enc[1 : len(enc)-1]
 		var want string
 		json.Unmarshal(enc, &want)
-		if got := unquoteJSONPrefix(raw); got != want {
-			t.Fatalf("unquoteJSONPrefix(%s) = %q; want %q", raw, got, want)
+		var c toolContent
+		if err := c.UnmarshalJSON(enc); err != nil {
+			t.Fatal(err)
 		}
-		if cut >= 0 && cut < len(raw) {
-			unquoteJSONPrefix(raw[:cut])
+		if len(enc) <= previewBytes && c.text != want {
+			t.Fatalf("preview of %s = %q; want %q", enc, c.text, want)
+		}
+		if cut >= 0 && cut < len(enc)-2 {
+			raw := enc[1 : len(enc)-1]
+			if got := decodePrefix(raw, cut); !strings.HasPrefix(want, got) {
+				t.Fatalf("decodePrefix(%s, %d) = %q: not a prefix of %q", raw, cut, got, want)
+			}
 		}
 	})
+}
+
+// TestPreviewBytes: the decoded start of a tool result holds the longest
+// preview shown, and an error's 2,000 bytes.
+func TestPreviewBytes(t *testing.T) {
+	if previewBytes < max(previewBashLines, previewReadLines, previewOtherLines)*previewLineWidth || previewBytes < 2000 {
+		t.Errorf("previewBytes %d is short of a whole preview", previewBytes)
+	}
+	text := strings.Repeat(strings.Repeat("y", previewLineWidth)+"\n", 2*previewBashLines)
+	var out bytes.Buffer
+	f := newFormatter(&out)
+	f.format(&streamEvent{Type: "assistant", Message: &streamMessage{Content: []contentBlock{{Type: "tool_use", ID: "t", Name: "Bash", Input: []byte(`{"command":"x"}`)}}}}, nil)
+	enc, _ := json.Marshal(text)
+	var c toolContent
+	if err := c.UnmarshalJSON(enc); err != nil {
+		t.Fatal(err)
+	}
+	f.format(&streamEvent{Type: "user", Message: &streamMessage{Content: []contentBlock{{Type: "tool_result", ToolUseID: "t", Content: c}}}}, nil)
+	if got := strings.Count(out.String(), "     "+strings.Repeat("y", previewLineWidth)+"\n"); got != previewBashLines {
+		t.Errorf("%d whole lines shown; want %d:\n%s", got, previewBashLines, out.String())
+	}
 }

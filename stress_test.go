@@ -57,6 +57,7 @@ var stressActions = []stressAction{
 }
 
 func TestStress(t *testing.T) {
+	unignoreSignals()
 	runs := os.Getenv("CLAUDE_ITERATE_STRESS")
 	if runs == "" {
 		t.Skip("set CLAUDE_ITERATE_STRESS=N to run N seeded stopping scenarios (.ci/run does)")

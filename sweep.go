@@ -157,7 +157,7 @@ func (sw sweeper) sweep(force bool, recorded []int, pgid int) int {
 			}
 			seen[p.pid] = true
 			if p.state == 'Z' {
-				if p.ppid == self {
+				if p.ppid == self && !isOwnChild(p.pid) {
 					reap(p.pid)
 				}
 				return

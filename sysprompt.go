@@ -11,11 +11,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -52,8 +53,57 @@ func (r *runPlan) systemPromptArgs() ([]string, error) {
 // cliTakesPromptFile reports whether the agent's --help names
 // --append-system-prompt-file (or "--append-system-prompt[-file]").
 func cliTakesPromptFile(path string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), cliHelpTimeout)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, path, "--help").CombinedOutput()
+	out := probeHelp(path, cliHelpTimeout)
 	return bytes.Contains(out, []byte("append-system-prompt-file")) || bytes.Contains(out, []byte("append-system-prompt[-file]"))
+}
+
+// helpOutputCap bounds what is read of a --help.
+const helpOutputCap = 1 << 20
+
+// probeHelp runs "path --help" in its own process group and returns its
+// output. The probe is bounded: it is killed after timeout, and when it
+// ends its whole group ends with it, so that a child it left holding its
+// output open cannot keep the run waiting for the end of that output.
+func probeHelp(path string, timeout time.Duration) []byte {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	cmd := exec.Command(path, "--help")
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = trackStart(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	w.Close()
+	if err != nil {
+		return nil
+	}
+	pgid := cmd.Process.Pid
+	read := make(chan []byte, 1)
+	go func() {
+		data, _ := io.ReadAll(io.LimitReader(r, helpOutputCap))
+		read <- data
+	}()
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		forgetChild(pgid)
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(timeout):
+		signalGroup(pgid, syscall.SIGKILL)
+		<-exited
+	}
+	signalGroup(pgid, syscall.SIGKILL)
+	// What is in the pipe is read at once; a writer that escaped the group
+	// must not hold the run.
+	r.SetReadDeadline(time.Now().Add(time.Second))
+	return <-read
 }

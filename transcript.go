@@ -4,7 +4,10 @@ package main
 // display and the log. The rules are: the agent's text is shown as it is;
 // a tool call shows its name and its key argument (file path, command,
 // pattern); a tool result shows ✓ or ✗ with a bounded preview (Read 15
-// lines, Bash 20 lines, Edit's old and new strings in full); unknown tools
+// lines, Bash 20 lines, Edit's old and new strings in full); a string over
+// 1 MiB (maxStringBytes) is decoded, and so shown, clipped: its first MiB
+// and the count of the bytes left out, so that a line near the line cap
+// costs its size once, not three times; unknown tools
 // and event types are shown generically, never dropped silently; partial
 // message deltas are not shown (the assistant event that follows carries
 // the same text); inside a sub-agent, lines are indented.
@@ -14,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -44,9 +48,32 @@ func newFormatter(w io.Writer) *formatter {
 }
 
 func (f *formatter) printf(indent, format string, args ...any) {
-	s := fmt.Sprintf(format, args...)
-	for _, line := range strings.Split(s, "\n") {
-		io.WriteString(f.w, indent+line+"\n")
+	f.lines(indent, fmt.Sprintf(format, args...))
+}
+
+// bigLine is the length from which a line is written in pieces rather
+// than copied into one string with its indent and newline.
+const bigLine = 64 << 10
+
+// lines writes s, each of its lines after indent. A long text (the agent's
+// message, an Edit's strings) is written as it is, never copied whole: a
+// line near the line cap must not cost its size again.
+func (f *formatter) lines(indent, s string) {
+	for {
+		line, rest, more := strings.Cut(s, "\n")
+		if len(line) < bigLine {
+			io.WriteString(f.w, indent+line+"\n")
+		} else {
+			// The newline goes with the line's last byte, so that the
+			// screen's sanitizer still sees a CRLF as one.
+			io.WriteString(f.w, indent)
+			io.WriteString(f.w, line[:len(line)-1])
+			io.WriteString(f.w, line[len(line)-1:]+"\n")
+		}
+		if !more {
+			return
+		}
+		s = rest
 	}
 }
 
@@ -122,7 +149,7 @@ func (f *formatter) formatBlock(e *streamEvent, b contentBlock, indent string) {
 			f.printf(indent, "› %s", clip(b.Text, 2000))
 			return
 		}
-		f.printf(indent, "%s", b.Text)
+		f.lines(indent, b.Text)
 		if indent == "" {
 			f.lastText = b.Text
 		}
@@ -164,7 +191,36 @@ func decodeToolArgs(input []byte) *toolArgs {
 	if in.Content != nil {
 		a.HasContent, a.ContentBytes, a.ContentLines = true, len(*in.Content), strings.Count(*in.Content, "\n")+1
 	}
+	clipStrings(reflect.ValueOf(a).Elem())
 	return a
+}
+
+// clipStrings clips, as the fast decoder does (decodeClipped), every
+// string encoding/json decoded into v: the fields, pointed-to values and
+// slice elements it can set.
+func clipStrings(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.Len() > maxStringBytes && v.CanSet() {
+			v.SetString(clip(v.String(), maxStringBytes))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			clipStrings(v.Elem())
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() != reflect.Uint8 {
+			for i := range v.Len() {
+				clipStrings(v.Index(i))
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				clipStrings(v.Field(i))
+			}
+		}
+	}
 }
 
 // toolInput is the encoding/json form of toolArgs.
@@ -187,11 +243,17 @@ type toolInput struct {
 	Todos       json.RawMessage `json:"todos"`
 }
 
-func (f *formatter) formatToolUse(b contentBlock, indent string) {
-	in := b.args
-	if in == nil {
-		in = decodeToolArgs(b.Input)
+// toolArgs returns a tool_use block's arguments: the fast decoder's, or
+// decoded with encoding/json.
+func (b *contentBlock) toolArgs() *toolArgs {
+	if b.args == nil {
+		b.args = decodeToolArgs(b.Input)
 	}
+	return b.args
+}
+
+func (f *formatter) formatToolUse(b contentBlock, indent string) {
+	in := b.toolArgs()
 	head := "🔧 " + b.Name
 	switch b.Name {
 	case "Read":
@@ -213,10 +275,10 @@ func (f *formatter) formatToolUse(b contentBlock, indent string) {
 		}
 		f.printf(indent, "%s %s%s", head, in.FilePath, mode)
 		if in.OldString != nil {
-			f.printf(indent+"   - ", "%s", *in.OldString)
+			f.lines(indent+"   - ", *in.OldString)
 		}
 		if in.NewString != nil {
-			f.printf(indent+"   + ", "%s", *in.NewString)
+			f.lines(indent+"   + ", *in.NewString)
 		}
 	case "NotebookEdit":
 		f.printf(indent, "%s %s", head, firstNonEmpty(in.NotebookPath, in.FilePath))
@@ -298,11 +360,17 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	return clipKnown(s, n, len(s))
+}
+
+// clipKnown is clip for a string of which p, longer than n bytes, is a
+// prefix and size the length.
+func clipKnown(p string, n, size int) string {
 	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+	return fmt.Sprintf("%s… (%d more bytes)", p[:cut], size-cut)
 }
 
 func compactJSON(raw json.RawMessage) string {

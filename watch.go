@@ -58,8 +58,7 @@ Examples:
 
 // readRunState reads a run state file.
 func readRunState(path string) (*runState, error) {
-	// The agent works in the workspace: the file may be anything.
-	data, err := readRegularFile(path, metadataCap)
+	data, err := readRegularFile(path, runStateCap)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseHistory(t *testing.T) {
+	good := `{"run":"1-2","iteration":1,"ok":true,"costUsd":0.5,"end":"done"}`
+	limit := `{"run":"1-2","iteration":2,"ok":false,"costUsd":0.25,"end":"limit"}`
+	failed := `{"run":"1-2","iteration":2,"ok":false,"costUsd":0.25,"end":"failed","reason":"x"}`
+	tests := []struct {
+		in                   string
+		records, skipped     int
+		iterations, failures int
+		cost                 float64
+	}{
+		{"", 0, 0, 0, 0, 0},
+		{good + "\n", 1, 0, 1, 0, 0.5},
+		{good + "\n" + limit + "\n" + failed + "\n", 3, 0, 2, 1, 1},
+		{good + "\n" + `{"run":"1-2","itera`, 1, 1, 1, 0, 0.5}, // torn last line
+		{good + "\nnot json\n\n[]\n{}\n" + good, 2, 3, 2, 0, 1},
+		{`{"run":"","iteration":1}` + "\n" + `{"run":"a","iteration":0}`, 0, 2, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		h := parseHistory([]byte(tt.in))
+		tot := h.totals()
+		if len(h.records) != tt.records || h.skipped != tt.skipped || tot.Iterations != tt.iterations || tot.FailedIterations != tt.failures || tot.CostUSD != tt.cost {
+			t.Errorf("parseHistory(%q) = %d records, %d skipped, %+v; want %d, %d, %d iterations, %d failed, $%v",
+				tt.in, len(h.records), h.skipped, tot, tt.records, tt.skipped, tt.iterations, tt.failures, tt.cost)
+		}
+	}
+}
+
+func TestBoundedSum(t *testing.T) {
+	tests := []struct{ total, cost, want float64 }{
+		{1, 2, 3},
+		{1, -2, 1},
+		{1, 0, 1},
+		{0, 1.79e308, maxCostUSD},
+		{maxCostUSD, 1.79e308, maxCostUSD},
+	}
+	for _, tt := range tests {
+		if got := boundedSum(tt.total, tt.cost); got != tt.want {
+			t.Errorf("boundedSum(%v, %v) = %v; want %v", tt.total, tt.cost, got, tt.want)
+		}
+	}
+	var nan float64
+	nan = nan / nan
+	if got := boundedSum(1, nan); got != 1 {
+		t.Errorf("boundedSum(1, NaN) = %v; want 1", got)
+	}
+	// Two huge costs still make a total that JSON can hold.
+	var w workTotals
+	w.add(&iterationRecord{End: endDone, OK: true, CostUSD: 1.79e308})
+	w.add(&iterationRecord{End: endDone, OK: true, CostUSD: 1.79e308})
+	if _, err := json.Marshal(w); err != nil {
+		t.Errorf("totals of huge costs cannot be saved: %v", err)
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want string
+	}{
+		{[]float64{0, 0}, "▁▁"},
+		{[]float64{1, 2, 4, 8}, "▂▃▅█"},
+		{[]float64{5}, "█"},
+		{[]float64{0, 7}, "▁█"},
+	}
+	for _, tt := range tests {
+		if got := sparkline(tt.in); got != tt.want {
+			t.Errorf("sparkline(%v) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSelectRun(t *testing.T) {
+	ids := []string{"100-1", "100-2", "200-3"}
+	tests := []struct{ sel, want, err string }{
+		{"100-2", "100-2", ""},
+		{"200", "200-3", ""},
+		{"1", "100-1", ""},
+		{"-1", "200-3", ""},
+		{"100", "", "ambiguous"},
+		{"4", "", "no run 4"},
+		{"x", "", `no run "x"`},
+	}
+	for _, tt := range tests {
+		got, err := selectRun(ids, tt.sel)
+		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("selectRun(%q) = %q, %v; want %q, %q", tt.sel, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// historyOf makes a history of n realistic records.
+func historyOf(n int) []byte {
+	var buf bytes.Buffer
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 1; i <= n; i++ {
+		rec := &iterationRecord{Run: "4242-1795546444162582082", Iteration: i, StartedAt: start.Add(time.Duration(i) * time.Minute),
+			DurationMS: 41234, End: endDone, OK: true, CostUSD: 0.1234, Turns: 12,
+			Tokens:   &tokenCounts{Input: 1200, Output: 4500, CacheRead: 100000, CacheCreation: 700},
+			Tools:    map[string]int{"Bash": 3, "Edit": 2, "Read": 7},
+			Refused:  []string{`Bash "make test"`},
+			Progress: &progressRep{Completed: i, Total: n}, FilesChanged: []string{"src/a.go", "src/b_test.go"},
+		}
+		data, _ := json.Marshal(rec)
+		buf.Write(data)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkReadHistory10k reads a 10,000-iteration history (target: under
+// 100 ms).
+func BenchmarkReadHistory10k(b *testing.B) {
+	path := filepath.Join(b.TempDir(), historyFile)
+	if err := os.WriteFile(path, historyOf(10000), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		h, err := readHistory(path)
+		if err != nil || len(h.records) != 10000 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFilesChanged10k measures what filesChanged costs per iteration
+// (two git status snapshots and the comparison) in a git repository of
+// 10,000 files, one of them changed.
+func BenchmarkFilesChanged10k(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("no git")
+	}
+	dir := b.TempDir()
+	for i := range 10000 {
+		sub := filepath.Join(dir, fmt.Sprintf("d%02d", i%100))
+		os.MkdirAll(sub, 0o755)
+		os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%05d.go", i)), []byte("package x\n"), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x"}} {
+		if out, err := runGit(dir, args...); err != nil {
+			b.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	g := findGitTree(dir)
+	if g == nil {
+		b.Fatal("no git tree found")
+	}
+	target := filepath.Join(dir, "d00", "f00000.go")
+	for i := 0; b.Loop(); i++ {
+		before := g.snapshot()
+		os.WriteFile(target, []byte(fmt.Sprintf("package x // %d\n", i)), 0o644)
+		if files := g.changed(before, g.snapshot()); files == nil {
+			b.Fatal("no snapshot")
+		}
+	}
+}
+
+// TestParseHistoryParallel: a long history is parsed in pieces, and read
+// back whole and in order, a torn line included.
+func TestParseHistoryParallel(t *testing.T) {
+	data := historyOf(5000)
+	data = append(data, `{"run":"x","itera`...)
+	h := parseHistory(data)
+	if len(h.records) != 5000 || h.skipped != 1 {
+		t.Fatalf("parseHistory: %d records, %d skipped; want 5000, 1", len(h.records), h.skipped)
+	}
+	for i, rec := range h.records {
+		if rec.Iteration != i+1 {
+			t.Fatalf("record %d is iteration %d", i, rec.Iteration)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOneReader fails when a file of the tool (not a test) reads a file any
+// other way than through safefile.go: os.ReadFile, os.Open, os.ReadDir,
+// ioutil, or os.OpenFile without O_WRONLY.
+func TestOneReader(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "safefile.go" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, bad := range unsafeReads(f) {
+			t.Errorf("%s: %s reads a file; use safefile.go's readRegularFile, openRegular, readDir, …", fset.Position(bad.Pos()), exprString(bad.Fun))
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked %d files; want the package's files", checked)
+	}
+}
+
+// TestOneReaderCatches makes sure the check sees what it must.
+func TestOneReaderCatches(t *testing.T) {
+	src := `package main
+import ("os"; "io/ioutil")
+func f() {
+	os.ReadFile("a")
+	os.Open("b")
+	os.OpenFile("c", os.O_RDWR, 0)
+	ioutil.ReadFile("d")
+	os.ReadDir("e")
+	os.OpenFile("ok", os.O_WRONLY|os.O_CREATE, 0)
+}`
+	f, err := parser.ParseFile(token.NewFileSet(), "x.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(unsafeReads(f)); got != 5 {
+		t.Errorf("unsafeReads found %d reads; want 5", got)
+	}
+}
+
+// unsafeReads returns the calls in f that read a file directly.
+func unsafeReads(f *ast.File) []*ast.CallExpr {
+	var bad []*ast.CallExpr
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		switch exprString(call.Fun) {
+		case "os.ReadFile", "os.Open", "os.ReadDir", "ioutil.ReadFile", "ioutil.ReadDir", "ioutil.ReadAll":
+			bad = append(bad, call)
+		case "os.OpenFile":
+			if len(call.Args) < 2 || !strings.Contains(exprString(call.Args[1]), "O_WRONLY") {
+				bad = append(bad, call)
+			}
+		}
+		return true
+	})
+	return bad
+}
+
+// exprString renders a selector or binary expression of identifiers.
+func exprString(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return exprString(e.X) + "." + e.Sel.Name
+	case *ast.BinaryExpr:
+		return exprString(e.X) + e.Op.String() + exprString(e.Y)
+	case *ast.ParenExpr:
+		return exprString(e.X)
+	}
+	return "?"
+}

@@ -1,0 +1,97 @@
+package main
+
+// This file reaps orphans as they die, as tini does. The tool is the child
+// subreaper of its run (and, in a container, maybe PID 1): every process
+// the agent's tools leave behind re-parents to it, and when one dies it
+// stays a zombie until the tool collects its status. A busy agent leaves
+// many, against the container's pid limit, so the tool reaps them as they
+// die, not only when an iteration ends. The rules are:
+//
+//   - The tool's own children (the agent, a test command, a --help probe,
+//     an attached CLI) are waited for by whoever started them (os/exec
+//     waits for its pid): the reaper never takes their status. Each is
+//     started through trackStart, which records its pid under the lock
+//     the reaper holds while it reaps, so that no child can die and be
+//     reaped between its start and its record.
+//   - On SIGCHLD the reaper collects every dead child that is not one of
+//     the tool's own: it peeks with waitid(WNOWAIT), which reaps nothing,
+//     and reaps by pid; when the one the kernel shows is the tool's own,
+//     it finds the others in /proc.
+
+import (
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// ownChildren are the pids of the tool's own children.
+var ownChildren = struct {
+	sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
+
+// trackStart runs start, which starts a child and returns its pid, and
+// records the pid as the tool's own until forgetChild.
+func trackStart(start func() (pid int, err error)) error {
+	ownChildren.Lock()
+	defer ownChildren.Unlock()
+	pid, err := start()
+	if err == nil {
+		ownChildren.pids[pid] = true
+	}
+	return err
+}
+
+// forgetChild drops pid from the tool's own children once it was waited
+// for.
+func forgetChild(pid int) {
+	ownChildren.Lock()
+	delete(ownChildren.pids, pid)
+	ownChildren.Unlock()
+}
+
+// isOwnChild reports whether pid is one of the tool's own children.
+func isOwnChild(pid int) bool {
+	ownChildren.Lock()
+	defer ownChildren.Unlock()
+	return ownChildren.pids[pid]
+}
+
+// startReaper reaps orphans as they die, for the rest of the process's
+// life (the run), where the system can tell (Linux).
+func startReaper() {
+	if !canPeekChildren {
+		return
+	}
+	died := make(chan os.Signal, 1)
+	signal.Notify(died, syscall.SIGCHLD)
+	go func() {
+		for range died {
+			reapOrphans()
+		}
+	}()
+	reapOrphans() // any that died before
+}
+
+// reapOrphans collects every dead child that is not one of the tool's own.
+func reapOrphans() {
+	ownChildren.Lock()
+	defer ownChildren.Unlock()
+	for {
+		pid := peekDeadChild()
+		if pid <= 0 {
+			return
+		}
+		if ownChildren.pids[pid] {
+			break // the kernel shows the same one until it is waited for
+		}
+		reap(pid)
+	}
+	self := os.Getpid()
+	for _, p := range listProcs() {
+		if p.ppid == self && p.state == 'Z' && !ownChildren.pids[p.pid] {
+			reap(p.pid)
+		}
+	}
+}
