@@ -193,7 +193,7 @@ func templateNames(env *cliEnv) []string {
 
 // archiveFileNames returns the archives' names, .tar.gz left out.
 func archiveFileNames(env *cliEnv) []string {
-	entries, _ := os.ReadDir(filepath.Join(env.projectRoot, archiveDirName))
+	entries, _ := readDir(filepath.Join(env.projectRoot, archiveDirName))
 	var out []string
 	for _, e := range entries {
 		if n, ok := strings.CutSuffix(e.Name(), ".tar.gz"); ok && e.Type().IsRegular() && !strings.HasPrefix(n, ".") {
@@ -206,7 +206,7 @@ func archiveFileNames(env *cliEnv) []string {
 // dirNames returns the valid names of the directories in dir that pass
 // keep (nil: all).
 func dirNames(dir string, keep func(path string) bool) []string {
-	entries, _ := os.ReadDir(dir)
+	entries, _ := readDir(dir)
 	var out []string
 	for _, e := range entries {
 		if e.IsDir() && nameRE.MatchString(e.Name()) && (keep == nil || keep(filepath.Join(dir, e.Name()))) {

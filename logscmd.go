@@ -104,7 +104,7 @@ func runLogs(env *cliEnv, args []string) error {
 
 // workspaceLogs returns the workspace's run logs, oldest first.
 func workspaceLogs(w *workspace) ([]string, error) {
-	entries, err := os.ReadDir(w.logsPath())
+	entries, err := readDir(w.logsPath())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("reading %s: %w", w.logsPath(), unwrapPathError(err))
 	}

@@ -72,7 +72,8 @@ func runList(env *cliEnv, args []string) error {
 
 // listWorkspaces prints the workspaces.
 func listWorkspaces(env *cliEnv) error {
-	dir := workspacesDirLenient(env)
+	dir, warn := workspacesDirLenient(env)
+	warnConfig(env, warn)
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.projectRoot, dir)
 	}
@@ -178,7 +179,9 @@ func runStatus(env *cliEnv, args []string) error {
 			w = from.ws
 		}
 	} else {
-		w, err = workspaceFromArgs(env, pos)
+		var warn error
+		w, warn, err = lookAtWorkspace(env, pos)
+		warnConfig(env, warn)
 	}
 	if err != nil {
 		return err
@@ -293,6 +296,31 @@ func derefInt(p *int) int {
 // argument: without one, the ralph-mode workspace of the current directory.
 func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 	if len(pos) == 0 {
+		return ralphFromArgs(env)
+	}
+	dir, err := workspacesDir(env)
+	if err != nil {
+		return nil, err
+	}
+	return openWorkspace(env.projectRoot, dir, pos[0])
+}
+
+// lookAtWorkspace is workspaceFromArgs for the commands that only look at
+// a workspace (status, watch): a broken config file is left out, and
+// returned as warn.
+func lookAtWorkspace(env *cliEnv, pos []string) (w *workspace, warn, err error) {
+	if len(pos) == 0 {
+		w, err = ralphFromArgs(env)
+		return w, nil, err
+	}
+	dir, warn := workspacesDirLenient(env)
+	w, err = openWorkspace(env.projectRoot, dir, pos[0])
+	return w, warn, err
+}
+
+// ralphFromArgs opens the ralph-mode workspace of the current directory.
+func ralphFromArgs(env *cliEnv) (*workspace, error) {
+	{
 		w := ralphWorkspace(env.projectRoot)
 		if err := w.load(); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -302,14 +330,13 @@ func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 		}
 		return w, nil
 	}
-	return openWorkspace(env.projectRoot, workspacesDirLenient(env), pos[0])
 }
 
 // workspacesDirLenient is workspacesDir for the commands that only look at
 // a workspace or stop its run (status, list, watch, stop): a broken config
-// file must not lock the user out of a live run, so it is left out with a
-// warning.
-func workspacesDirLenient(env *cliEnv) string {
+// file must not lock the user out of a live run, so it is left out, and
+// returned as warn, for a warning.
+func workspacesDirLenient(env *cliEnv) (dir string, warn error) {
 	layers := []*configLayer{envLayer()}
 	for _, f := range []struct{ name, path string }{
 		{layerProject, filepath.Join(env.projectRoot, projectConfigName)},
@@ -317,12 +344,22 @@ func workspacesDirLenient(env *cliEnv) string {
 	} {
 		l, err := loadFileLayer(f.name, f.path)
 		if err != nil {
-			fmt.Fprintf(env.stderr, "%s: warning: %v (ignored here)\n", progName, err)
+			warn = errors.Join(warn, err)
 			continue
 		}
 		layers = append(layers, l)
 	}
-	return resolveSettings(layers...).WorkspacesDir
+	return resolveSettings(layers...).WorkspacesDir, warn
+}
+
+// warnConfig prints the warning about a broken config file that a lenient
+// command left out.
+func warnConfig(env *cliEnv, warn error) {
+	if warn != nil {
+		for _, l := range strings.Split(warn.Error(), "\n") {
+			fmt.Fprintf(env.stderr, "%s: warning: %s (ignored here)\n", progName, l)
+		}
+	}
 }
 
 // workspacesDir is the workspaces directory as the configuration files and

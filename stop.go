@@ -112,8 +112,10 @@ func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 	if len(pos) == 0 {
 		w = ralphWorkspace(env.projectRoot)
 	} else {
+		dir, warn := workspacesDirLenient(env)
+		warnConfig(env, warn)
 		var err error
-		if w, err = locateWorkspace(env.projectRoot, workspacesDirLenient(env), pos[0]); err != nil {
+		if w, err = locateWorkspace(env.projectRoot, dir, pos[0]); err != nil {
 			return nil, err
 		}
 	}

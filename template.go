@@ -232,7 +232,7 @@ func templateList(env *cliEnv) error {
 		if d == "" {
 			continue
 		}
-		entries, err := os.ReadDir(d)
+		entries, err := readDir(d)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("reading %s: %w", d, unwrapPathError(err))
 		}

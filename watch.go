@@ -75,11 +75,16 @@ func runWatch(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := workspaceFromArgs(env, pos)
+	w, warn, err := lookAtWorkspace(env, pos)
 	if err != nil {
 		return err
 	}
 	pid := w.runningPID()
+	if pid == 0 && warn != nil {
+		// Nothing to watch: the broken file is the news.
+		return warn
+	}
+	warnConfig(env, warn)
 	if pid == 0 {
 		fmt.Fprintf(env.stderr, "%s: no run of %s in progress\n", progName, w.Name)
 		if last := lastEnding(w); last != "" {
