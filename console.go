@@ -58,13 +58,16 @@ type console struct {
 	// onLine is told of every scrolling line (not the transcript): the
 	// state file keeps the last ones for watch.
 	onLine func(line string)
+	// waitLine keeps the panel off the screen until a line has scrolled:
+	// a run's first frame comes under its header line, not above it.
+	waitLine bool
 }
 
 func newConsole(out, errw io.Writer, level string) *console {
 	dest := holdInBackground(out)
 	c := &console{out: bufio.NewWriterSize(dest, 64<<10), dest: dest, err: holdInBackground(errw), level: level}
 	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" {
-		c.fancy, c.tty = true, f
+		c.fancy, c.tty, c.waitLine = true, f, true
 		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM")) && os.Getenv("NO_COLOR") == ""
 		c.refreshForeground()
 	}
@@ -182,6 +185,14 @@ func (c *console) setPanel(lines []string) {
 	c.out.Flush()
 }
 
+// drawAtOnce lets the panel be drawn before any line scrolls (watch: the
+// run's lines come with its state, if any).
+func (c *console) drawAtOnce() {
+	c.mu.Lock()
+	c.waitLine = false
+	c.mu.Unlock()
+}
+
 // dropPanel erases the panel for good (before the run's last line).
 func (c *console) dropPanel() {
 	c.mu.Lock()
@@ -221,7 +232,7 @@ func (c *console) erasePanel() {
 
 // drawPanel draws the panel below the cursor; c.mu must be held.
 func (c *console) drawPanel() {
-	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground {
+	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground || c.waitLine {
 		return
 	}
 	w := c.termWidth() - 1
@@ -249,6 +260,7 @@ func (c *console) scroll(w io.Writer, line string) {
 	if c.onLine != nil {
 		c.onLine(line)
 	}
+	c.waitLine = false
 	c.drawPanel()
 	c.out.Flush()
 }
