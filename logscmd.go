@@ -29,7 +29,7 @@ const logsUsage = `Usage: claude-iterate logs [<workspace>] [-f] [--run N] [--li
 
 Prints the log of a workspace's last run: the prompt, the agent's
 transcript, every stop request, signal and warning, and how the run ended.
-Without <workspace>, the ralph-mode run of the current directory.
+Without <workspace>, the ralph-mode run of the project directory.
 
 Options:
   -f, --follow   follow the log of a run in progress until it ends
