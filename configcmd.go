@@ -60,8 +60,9 @@ comes from. Layers, highest first:
   flag       command-line flags of 'run'
   env        $CLAUDE_ITERATE_CLAUDE (claude.command)
   workspace  "config" in <workspace>/.metadata.json (set by 'init' flags)
-  project    .claude-iterate.json in the project root (the nearest directory upwards holding claude-iterate/,
-             .claude-iterate.json or .claude-iterate/; else the current one)
+  project    .claude-iterate.json in the project root: the nearest directory
+             upwards holding claude-iterate/, .claude-iterate.json or
+             .claude-iterate/ (else the current directory)
   user       $XDG_CONFIG_HOME/claude-iterate/config.json (~/.config/... by default)
   default    built in
 
