@@ -150,7 +150,7 @@ func (r *runner) startLive() {
 	}
 	// Without a panel to keep current or notifications to send, nothing
 	// is shown between an iteration's start and end.
-	quiet := !r.con.panelWanted() && !r.live.notifies()
+	quiet := !r.con.panelWanted() && !r.live.notifies() && !r.live.beatsFasterThan(quietPollEvery)
 	r.sup.hooks = supervisorHooks{
 		key: r.stop.key,
 		poll: func() {
