@@ -34,6 +34,7 @@ const (
 	kindEventList
 	kindURL
 	kindConditions
+	kindOnQuestion
 )
 
 // configKey describes one configuration key.
@@ -52,7 +53,7 @@ const (
 )
 
 // notifyEventNames are the notification events.
-var notifyEventNames = []string{"execution_start", "iteration", "iteration_milestone", "status_update", "limit_wait", "completion", "error", "stopped"}
+var notifyEventNames = []string{"execution_start", "iteration", "iteration_milestone", "status_update", "limit_wait", "question", "answered", "completion", "error", "stopped"}
 
 // configKeys is the table of every configuration key.
 var configKeys = []configKey{
@@ -68,6 +69,8 @@ var configKeys = []configKey{
 	{"notification.statusWatch.enabled", kindBool, true, "notify when the agent updates .status.json"},
 	{"notification.statusWatch.debounceMs", kindCount, 2000, "milliseconds to wait for .status.json to settle"},
 	{"notification.statusWatch.notifyOnlyMeaningful", kindBool, true, "ignore .status.json changes of the timestamp only"},
+	{"minIterations", kindCount, 0, "a completion claimed before this iteration is not accepted; 0 means any"},
+	{"onQuestion", kindOnQuestion, onQuestionWait, "when the agent asks a question: wait (for 'claude-iterate answer'), stop or continue"},
 	{"stop", kindConditions, nil, "stop conditions: {\"conditions\":[…], \"success\":[…], \"failure\":[…]} (see 'help run')"},
 }
 
@@ -111,6 +114,8 @@ type settings struct {
 	NotifyEvents  []string
 	StatusWatch   statusWatchSettings
 	Stop          *stopConfig // nil: none configured
+	MinIterations int
+	OnQuestion    string
 
 	values  map[string]any    // by key, as the config command shows them
 	sources map[string]string // the layer each key's value came from
@@ -158,6 +163,10 @@ func (s *settings) set(key string, v any) bool {
 		s.StatusWatch.OnlyMeaningful = v.(bool)
 	case "stop":
 		s.Stop, _ = v.(*stopConfig)
+	case "minIterations":
+		s.MinIterations = v.(int)
+	case "onQuestion":
+		s.OnQuestion = v.(string)
 	default:
 		return false
 	}
@@ -350,11 +359,15 @@ func parseConfigValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 			return nil, fmt.Errorf("want true or false, got %s", v.Kind)
 		}
 		return v.Bool, nil
-	case kindOutputLevel:
+	case kindOutputLevel, kindOnQuestion:
 		if v.Kind != jsonString {
 			return nil, fmt.Errorf("want a string, got %s", v.Kind)
 		}
-		if err := checkOutputLevel(v.Str); err != nil {
+		check := checkOutputLevel
+		if key.kind == kindOnQuestion {
+			check = checkOnQuestion
+		}
+		if err := check(v.Str); err != nil {
 			return nil, err
 		}
 		return v.Str, nil

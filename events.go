@@ -33,6 +33,8 @@ const (
 	eventMilestone = "iteration_milestone"
 	eventStatus    = "status_update"
 	eventLimit     = "limit_wait"
+	eventQuestion  = "question" // the agent asks the user (question.go)
+	eventAnswered  = "answered" // the user's answer is taken
 	eventCompleted = "completion"
 	eventError     = "error"
 	eventStopped   = "stopped"
@@ -59,6 +61,11 @@ type runEvent struct {
 	Complete bool         `json:"complete,omitempty"`
 	// Message: the status update, the limit wait, or the run's last line.
 	Message string `json:"message,omitempty"`
+	// Question and Answer: question, answered; OnQuestion: what the run
+	// does about the question (wait, stop, continue).
+	Question   string `json:"question,omitempty"`
+	Answer     string `json:"answer,omitempty"`
+	OnQuestion string `json:"onQuestion,omitempty"`
 	// Reason, Hint, ExitCode and Signal: the run's end, and exit.
 	Reason   string `json:"reason,omitempty"`
 	Hint     string `json:"hint,omitempty"`
@@ -196,6 +203,8 @@ func notificationFor(ev runEvent) notification {
 		return nt
 	case eventLimit:
 		return notification{event: ev.Event, title: ws + ": usage limit", priority: "4", tags: "hourglass", body: ev.Message}
+	case eventQuestion, eventAnswered:
+		return questionNotification(ev)
 	}
 	body := ev.Message
 	if ev.Hint != "" {

@@ -63,6 +63,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 // met.
 func (r *runner) afterIteration(it *iterationRun) *ending {
 	o := it.outcome
+	r.notes = promptNotes{} // given to this iteration
 	failed, why := o.failed()
 	end := endDone
 	switch {
@@ -99,11 +100,18 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	st.Elapsed, st.ProgressWord, st.StopRequest = r.elapsed(), progressWord(r.mode), r.stop.source
 	st.Dir, st.RunScript = r.env.projectRoot, r.side.runScript
 	v := r.stops.evaluate(&st)
+	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
+		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted, the run goes on", rec.Iteration, r.minIterations)
+		r.con.noticef("%s", msg)
+		r.log.printf("[%s: %s]", msg, v.reason)
+		v = r.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
+	}
 	if r.sup.ending() { // while a script ran
 		e := r.interruptEnding()
 		return &e
 	}
 	r.ws.meta.Conditions = v.reports
+	question, isNew := r.asks.note(ts)
 	r.saveMetadata()
 	r.log.printf("CONDITIONS:")
 	for _, c := range v.reports {
@@ -114,6 +122,16 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	}
 	if v.met == nil {
 		r.showConditions(v.reports)
+		if question == "" {
+			return nil
+		}
+		r.asks.ask(question, isNew)
+		switch r.onQuestion {
+		case onQuestionStop:
+			return r.asks.stopEnding(question)
+		case onQuestionWait:
+			return r.waitForAnswer()
+		}
 		return nil
 	}
 	e := truthfulEnding(endingFor(v.met, v.reason), v.met, !rec.OK, rec.Reason)

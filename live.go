@@ -37,6 +37,7 @@ const (
 	phaseBetween  = "between"  // after an iteration: tests, conditions
 	phaseDelay    = "delay"    // the delay between iterations
 	phaseLimit    = "limit"    // waiting for a usage limit's reset
+	phaseQuestion = "question" // waiting for the answer to the agent's question
 	phaseEnded    = "ended"
 )
 
@@ -71,13 +72,16 @@ type runState struct {
 	Activity    activity     `json:"activity"`
 	WaitUntil   time.Time    `json:"waitUntil"`
 	StopSource  string       `json:"stopSource,omitempty"`
-	Keyboard    bool         `json:"keyboard"` // the s key works in the run's terminal
-	Updated     time.Time    `json:"updated"`  // the last sign of life
-	Lines       []stateLine  `json:"lines,omitempty"`
-	Ended       bool         `json:"ended"`
-	Ending      string       `json:"ending,omitempty"`
-	Hint        string       `json:"hint,omitempty"`
-	ExitCode    int          `json:"exitCode"`
+	// Question is the agent's question, pending; AnswerCmd answers it.
+	Question  string      `json:"question,omitempty"`
+	AnswerCmd string      `json:"answerCommand,omitempty"`
+	Keyboard  bool        `json:"keyboard"` // the s key works in the run's terminal
+	Updated   time.Time   `json:"updated"`  // the last sign of life
+	Lines     []stateLine `json:"lines,omitempty"`
+	Ended     bool        `json:"ended"`
+	Ending    string      `json:"ending,omitempty"`
+	Hint      string      `json:"hint,omitempty"`
+	ExitCode  int         `json:"exitCode"`
 }
 
 // stateLine is one scrolling line of the run's output.
@@ -458,17 +462,17 @@ func (l *live) testsStarted(cmd string) {
 	l.update(now)
 }
 
-// waitLeft: a wait (the delay, or a usage-limit wait) has left to go.
-func (l *live) waitLeft(left time.Duration, limit bool) {
+// waitLeft: a wait (the delay, a usage-limit wait, a wait for an answer)
+// in phase has left to go.
+func (l *live) waitLeft(left time.Duration, phase string) {
 	if l == nil {
 		return
 	}
 	now := time.Now()
-	phase := phaseDelay
-	if limit {
-		phase = phaseLimit
-	}
 	until := now.Add(left)
+	if phase == phaseQuestion {
+		until = time.Time{} // no end in sight
+	}
 	l.mu.Lock()
 	if l.st.Phase != phase || until.Sub(l.st.WaitUntil).Abs() > time.Second/2 {
 		l.redraw = l.redraw || l.st.Phase != phase
@@ -502,6 +506,36 @@ func (l *live) limitReached(msg string) {
 	l.dirty, l.redraw = true, true
 	l.mu.Unlock()
 	l.emit(runEvent{Event: eventLimit, Message: msg})
+}
+
+// question: the agent asks q; the run does what onQuestion says.
+func (l *live) question(q, onQuestion, answerCmd string) {
+	if l == nil {
+		return
+	}
+	now := time.Now()
+	l.mu.Lock()
+	if onQuestion != onQuestionStop {
+		l.st.Question, l.st.AnswerCmd = q, answerCmd
+	}
+	l.dirty, l.redraw = true, true
+	l.mu.Unlock()
+	l.emit(runEvent{Event: eventQuestion, Question: q, OnQuestion: onQuestion, Message: answerCmd})
+	l.update(now)
+}
+
+// answered: the answer to question q is taken.
+func (l *live) answered(q, answer string) {
+	if l == nil {
+		return
+	}
+	now := time.Now()
+	l.mu.Lock()
+	l.st.Question, l.st.AnswerCmd = "", ""
+	l.dirty, l.redraw = true, true
+	l.mu.Unlock()
+	l.emit(runEvent{Event: eventAnswered, Question: q, Answer: answer})
+	l.update(now)
 }
 
 // stopChanged: a stop was requested ("keyboard", "file") or cancelled ("").

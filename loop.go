@@ -43,6 +43,10 @@ type runPlan struct {
 	// git is the project's git work tree, nil outside one.
 	git         *gitTree
 	testTimeout time.Duration
+	// minIterations: a completion claimed before it is not accepted;
+	// onQuestion: what the run does when the agent asks (question.go).
+	minIterations int
+	onQuestion    string
 }
 
 // runner is one run's loop and machinery. Its fields are owned by the
@@ -69,6 +73,9 @@ type runner struct {
 	start         time.Time
 	statusWarned  bool
 	refusedHinted bool // the fix for refused tool calls was shown
+	// notes are what the next iteration's prompt adds to the task (notes.go).
+	notes promptNotes
+	asks  *questionDesk
 }
 
 // ending is how a run ends.
@@ -142,6 +149,7 @@ func (r *runner) startLive() {
 	r.side = &sideRunner{sup: r.sup, spawn: r.spawn, con: r.con, log: r.log, live: r.live, lock: r.lock,
 		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
 	r.con.onLine = r.live.addLine
+	r.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.notes, onQuestion: r.onQuestion, save: r.saveMetadata}
 	r.stop.changed = func(source string) {
 		r.showStopState(source)
 		r.live.stopChanged(source)
@@ -194,6 +202,7 @@ func (r *runner) loop() ending {
 	if len(given) > 0 {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
 	}
+	r.asks.take() // an answer given while no run was going on
 	for {
 		if end := r.checkDeadline(); end != nil {
 			return *end
@@ -302,11 +311,21 @@ func (r *runner) interruptEnding() ending {
 // wait waits for d (a delay, or a usage-limit wait with show set), ending
 // early on a signal, a stop request or the deadline.
 func (r *runner) wait(d time.Duration, show func(left time.Duration)) *ending {
+	phase := phaseDelay
+	if show != nil {
+		phase = phaseLimit
+	}
+	return r.waitIn(phase, d, show)
+}
+
+// waitIn is a wait in phase (the delay, a usage-limit wait) until d has
+// passed; a signal, a stop request or the deadline end it early.
+func (r *runner) waitIn(phase string, d time.Duration, show func(left time.Duration)) *ending {
 	var end *ending
 	lastShown := time.Time{}
 	defer r.live.waitEnded()
 	interrupted := r.sup.sleep(d, func(left time.Duration) bool {
-		r.live.waitLeft(left, show != nil)
+		r.live.waitLeft(left, phase)
 		if r.stop.source != "" {
 			end = r.checkStopRequest()
 			return true
@@ -325,6 +344,39 @@ func (r *runner) wait(d time.Duration, show func(left time.Duration)) *ending {
 		return &e
 	}
 	return end
+}
+
+// waitForAnswer waits until the pending question is answered, a signal,
+// a stop request or the deadline. It looks for the answer every
+// answerPoll, doing the supervisor's look-around itself: a quiet run's
+// supervisor looks around only every few seconds.
+func (r *runner) waitForAnswer() *ending {
+	defer r.live.waitEnded()
+	shown := false
+	for {
+		if r.asks.take() {
+			return nil
+		}
+		r.live.waitLeft(0, phaseQuestion)
+		if poll := r.sup.hooks.poll; poll != nil {
+			poll()
+		}
+		if end := r.checkStopRequest(); end != nil {
+			return end
+		}
+		if end := r.checkDeadline(); end != nil {
+			return end
+		}
+		if !shown {
+			shown = true
+			r.con.progressf("Waiting for an answer (%s; s or claude-iterate stop ends the run)", answerCommand(r.ws))
+			r.log.Flush()
+		}
+		if r.sup.sleep(answerPoll, func(time.Duration) bool { return false }) {
+			e := r.interruptEnding()
+			return &e
+		}
+	}
 }
 
 // waitForLimit waits until a usage limit resets (+limitMargin).

@@ -90,6 +90,10 @@ func (r *runner) setup(pos []string) error {
 		r.delay = dryRunDefaultDelay
 	}
 	r.stagnation = r.cfg.Stagnation
+	r.minIterations, r.onQuestion = r.cfg.MinIterations, r.cfg.OnQuestion
+	if r.minIterations > r.maxIterations {
+		return usagef("min iterations (%d) above max iterations (%d): the run could never complete", r.minIterations, r.maxIterations)
+	}
 	r.maxFailures = defaultMaxFailures
 	if opts.maxFailures.set {
 		r.maxFailures = opts.maxFailures.n
@@ -402,7 +406,8 @@ func (r *runner) writeLogHeader() {
 // buildPrompt returns this iteration's prompt.
 func (r *runner) buildPrompt() (string, error) {
 	if r.opts.prompt.set {
-		return r.readPromptFile()
+		p, err := r.readPromptFile()
+		return p + r.notes.text(r.ws), err
 	}
 	data, err := r.promptCache.read(r.ws.instructionsPath())
 	if err != nil {
@@ -412,5 +417,5 @@ func (r *runner) buildPrompt() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)), nil
+	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)) + r.notes.text(r.ws), nil
 }

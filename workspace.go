@@ -104,6 +104,7 @@ type metadata struct {
 	PID               int            `json:"pid,omitempty"`
 	Conditions        []condReport   `json:"conditions,omitempty"`
 	Config            map[string]any `json:"config,omitempty"`
+	Question          *questionState `json:"question,omitempty"` // question.go
 
 	configLayer *configLayer
 }
