@@ -228,6 +228,8 @@ func endWord(rec *iterationRecord) string {
 		return "interrupted"
 	case endLimit:
 		return "hit a usage limit"
+	case endVerify:
+		return "verification: " + rec.Verification.verdictOr("error")
 	}
 	return "failed"
 }
