@@ -53,7 +53,7 @@ const (
 )
 
 // notifyEventNames are the notification events.
-var notifyEventNames = []string{"execution_start", "iteration", "iteration_milestone", "status_update", "limit_wait", "question", "answered", "completion", "error", "stopped"}
+var notifyEventNames = []string{"execution_start", "iteration", "iteration_milestone", "status_update", "limit_wait", "question", "answered", "verification_passed", "verification_failed", "completion", "error", "stopped"}
 
 // configKeys is the table of every configuration key.
 var configKeys = []configKey{
@@ -71,6 +71,9 @@ var configKeys = []configKey{
 	{"notification.statusWatch.notifyOnlyMeaningful", kindBool, true, "ignore .status.json changes of the timestamp only"},
 	{"minIterations", kindCount, 0, "a completion claimed before this iteration is not accepted; 0 means any"},
 	{"onQuestion", kindOnQuestion, onQuestionWait, "when the agent asks a question: wait (for 'claude-iterate answer'), stop or continue"},
+	{"verification.autoVerify", kindBool, false, "verify a claimed completion with a read-only verifier before the run ends (also: run --verify)"},
+	{"verification.maxAttempts", kindCount, 2, "failed verifications that end the run (exit 1)"},
+	{"verification.depth", kindString, depthStandard, "how hard the verifier looks: quick, standard or deep"},
 	{"stop", kindConditions, nil, "stop conditions: {\"conditions\":[…], \"success\":[…], \"failure\":[…]} (see 'help run')"},
 }
 
@@ -116,6 +119,7 @@ type settings struct {
 	Stop          *stopConfig // nil: none configured
 	MinIterations int
 	OnQuestion    string
+	Verification  verificationSettings
 
 	values  map[string]any    // by key, as the config command shows them
 	sources map[string]string // the layer each key's value came from
@@ -163,6 +167,12 @@ func (s *settings) set(key string, v any) bool {
 		s.StatusWatch.OnlyMeaningful = v.(bool)
 	case "stop":
 		s.Stop, _ = v.(*stopConfig)
+	case "verification.autoVerify":
+		s.Verification.Auto = v.(bool)
+	case "verification.maxAttempts":
+		s.Verification.MaxAttempts = v.(int)
+	case "verification.depth":
+		s.Verification.Depth = v.(string)
 	case "minIterations":
 		s.MinIterations = v.(int)
 	case "onQuestion":

@@ -120,6 +120,12 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	if fatal != nil { // after the conditions, so that 'status' shows them evaluated
 		return &ending{code: exitError, reason: "error: " + fatal.msg, status: statusFailed, hint: fatal.hint}
 	}
+	if v.met != nil && v.met.group == groupSuccess && r.verifier != nil && !r.sup.ending() {
+		if e := r.verifyClaim(v.reason); e != nil {
+			return e
+		}
+		v = otherMet(v, &r.stops)
+	}
 	if v.met == nil {
 		r.showConditions(v.reports)
 		if question == "" {

@@ -38,6 +38,7 @@ const (
 	phaseDelay    = "delay"    // the delay between iterations
 	phaseLimit    = "limit"    // waiting for a usage limit's reset
 	phaseQuestion = "question" // waiting for the answer to the agent's question
+	phaseVerify   = "verify"   // the verifier runs (run --verify)
 	phaseEnded    = "ended"
 )
 
@@ -73,15 +74,17 @@ type runState struct {
 	WaitUntil   time.Time    `json:"waitUntil"`
 	StopSource  string       `json:"stopSource,omitempty"`
 	// Question is the agent's question, pending; AnswerCmd answers it.
-	Question  string      `json:"question,omitempty"`
-	AnswerCmd string      `json:"answerCommand,omitempty"`
-	Keyboard  bool        `json:"keyboard"` // the s key works in the run's terminal
-	Updated   time.Time   `json:"updated"`  // the last sign of life
-	Lines     []stateLine `json:"lines,omitempty"`
-	Ended     bool        `json:"ended"`
-	Ending    string      `json:"ending,omitempty"`
-	Hint      string      `json:"hint,omitempty"`
-	ExitCode  int         `json:"exitCode"`
+	Question  string `json:"question,omitempty"`
+	AnswerCmd string `json:"answerCommand,omitempty"`
+	// VerifyDepth is the depth of the running verifier.
+	VerifyDepth string      `json:"verifyDepth,omitempty"`
+	Keyboard    bool        `json:"keyboard"` // the s key works in the run's terminal
+	Updated     time.Time   `json:"updated"`  // the last sign of life
+	Lines       []stateLine `json:"lines,omitempty"`
+	Ended       bool        `json:"ended"`
+	Ending      string      `json:"ending,omitempty"`
+	Hint        string      `json:"hint,omitempty"`
+	ExitCode    int         `json:"exitCode"`
 }
 
 // stateLine is one scrolling line of the run's output.
@@ -506,36 +509,6 @@ func (l *live) limitReached(msg string) {
 	l.dirty, l.redraw = true, true
 	l.mu.Unlock()
 	l.emit(runEvent{Event: eventLimit, Message: msg})
-}
-
-// question: the agent asks q; the run does what onQuestion says.
-func (l *live) question(q, onQuestion, answerCmd string) {
-	if l == nil {
-		return
-	}
-	now := time.Now()
-	l.mu.Lock()
-	if onQuestion != onQuestionStop {
-		l.st.Question, l.st.AnswerCmd = q, answerCmd
-	}
-	l.dirty, l.redraw = true, true
-	l.mu.Unlock()
-	l.emit(runEvent{Event: eventQuestion, Question: q, OnQuestion: onQuestion, Message: answerCmd})
-	l.update(now)
-}
-
-// answered: the answer to question q is taken.
-func (l *live) answered(q, answer string) {
-	if l == nil {
-		return
-	}
-	now := time.Now()
-	l.mu.Lock()
-	l.st.Question, l.st.AnswerCmd = "", ""
-	l.dirty, l.redraw = true, true
-	l.mu.Unlock()
-	l.emit(runEvent{Event: eventAnswered, Question: q, Answer: answer})
-	l.update(now)
 }
 
 // stopChanged: a stop was requested ("keyboard", "file") or cancelled ("").

@@ -74,8 +74,9 @@ type runner struct {
 	statusWarned  bool
 	refusedHinted bool // the fix for refused tool calls was shown
 	// notes are what the next iteration's prompt adds to the task (notes.go).
-	notes promptNotes
-	asks  *questionDesk
+	notes    promptNotes
+	asks     *questionDesk
+	verifier *verifier // run --verify; nil without
 }
 
 // ending is how a run ends.
@@ -376,6 +377,67 @@ func (r *runner) waitForAnswer() *ending {
 			e := r.interruptEnding()
 			return &e
 		}
+	}
+}
+
+// newVerifier makes the verifier of run --verify: the run's agent with
+// the verifier's arguments; the machinery is wired in startLive.
+func (r *runner) newVerifier() *verifier {
+	spec := r.spec
+	spec.args = verifierArgs(r.cfg.ClaudeArgs, r.opts.model.s)
+	if r.opts.dryRun {
+		spec.args = append([]string{mockAgentCommand}, spec.args...)
+	}
+	if r.opts.skipPerms {
+		spec.args = append(spec.args, "--dangerously-skip-permissions")
+	}
+	return &verifier{root: r.env.projectRoot, ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec,
+		timeout: r.opts.iterationTimeout.d, idle: r.opts.idleTimeout.d}
+}
+
+// verifyClaim verifies a claimed completion (run --verify, claim the met
+// success condition's reason): it returns the run's ending, or nil when
+// the run goes on with the verifier's findings in the next prompt.
+func (r *runner) verifyClaim(claim string) *ending {
+	v := r.verifier
+	v.spawn, v.sup, v.con, v.log, v.lock, v.history, v.onEvent = r.spawn, r.sup, r.con, r.log, r.lock, r.history, r.live.onEvent
+	for {
+		r.con.progressf("Verifying the completion (%s)", v.depth)
+		r.live.verifying(v.depth)
+		vr, err := v.run(r.lock.record.RunID)
+		if err != nil {
+			return &ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
+		}
+		if vr.outcome.interrupted {
+			e := r.interruptEnding()
+			return &e
+		}
+		if limited, reset := vr.outcome.usageLimit(time.Now()); limited {
+			if end := r.waitForLimit(reset); end != nil {
+				return end
+			}
+			continue
+		}
+		rec := v.keep(vr, r.lock.record.RunID, r.count.totals.Iterations)
+		r.count.add(rec, r.mode) // the verifier's cost is the run's
+		r.saveMetadata()
+		vd := vr.verdict
+		if vr.failed {
+			vd = verdict{Verdict: verdictNeedsReview, Summary: "the verifier failed: " + vr.why, Issues: []string{}}
+		}
+		r.live.verified(rec, vd, r.count.totals, r.elapsed())
+		if vd.Verdict == verdictPass {
+			r.con.progressf("Verification passed: %s", sanitizeString(clip(vd.Summary, 300)))
+			return &ending{code: exitOK, reason: "completed (verified): " + claim, status: statusCompleted}
+		}
+		v.failures++
+		if v.failures >= r.cfg.Verification.MaxAttempts {
+			return &ending{code: exitError, status: statusFailed,
+				reason: fmt.Sprintf("failed: verification failed %s: %s", plural(v.failures, "time"), clip(oneLine(vd.Summary), 300))}
+		}
+		r.con.noticef("verification %s (%d of %d): %s; the run goes on", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)))
+		r.notes.verifyNote = verificationNote(vd, v.failures)
+		return nil
 	}
 }
 

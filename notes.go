@@ -56,6 +56,12 @@ func (n *promptNotes) text(w *workspace) string {
 // too — and the next prompt says why.
 func (notes *promptNotes) holdClaim(v stopVerdict, stops *stopSet, n, minimum int) stopVerdict {
 	notes.early, notes.earlyAt, notes.minimum = v.reason, n, minimum
+	return otherMet(v, stops)
+}
+
+// otherMet is v without its met success condition: the first met
+// condition of another group, if any.
+func otherMet(v stopVerdict, stops *stopSet) stopVerdict {
 	v.met, v.reason = nil, ""
 	for i := range stops.ordered {
 		gc := &stops.ordered[i]

@@ -109,6 +109,8 @@ func stateLabel(st *runState) (string, string) {
 		return "waiting for the usage-limit reset", styleYellow
 	case st.Phase == phaseQuestion:
 		return "waiting for an answer", styleYellow
+	case st.Phase == phaseVerify:
+		return "verifying", styleGreen
 	case st.StopSource != "" && st.Phase == phaseRunning:
 		return fmt.Sprintf("stopping after iteration %d", st.Iteration), styleYellow
 	case st.StopSource != "":
@@ -232,6 +234,8 @@ func nowText(st *runState, now time.Time, watch bool) string {
 		return "next iteration in " + left()
 	case st.Phase == phaseQuestion:
 		return "waiting for the answer to the agent's question"
+	case st.Phase == phaseVerify:
+		return "verifying (" + st.VerifyDepth + ")"
 	case st.Phase == phaseStarting:
 		return "starting"
 	case st.Phase == phaseBetween && st.Activity.Kind == "":

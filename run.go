@@ -66,6 +66,12 @@ Stop conditions (checked after each iteration; see Conditions below):
   --min-iterations N          a completion claimed before iteration N is not
                               accepted: the run goes on, and the next prompt
                               asks the agent to check its work
+  --verify                    when a success condition is met, run the
+                              verifier ('help verify') first: pass ends the
+                              run as "completed (verified)", fail or
+                              needs_review goes on with its findings in the
+                              next prompt; verification.maxAttempts failures
+                              (default 2) end it with exit 1
   --conditions FILE           stop conditions as JSON (below); replaces the
                               "stop" config key, and the flags above add to it
 
@@ -185,6 +191,7 @@ type runOptions struct {
 	notifyURL                                        stringFlag
 	events                                           stringFlag
 	minIterations                                    countFlag
+	verify                                           bool
 	onQuestion                                       stringFlag
 
 	// Stop conditions.
@@ -226,6 +233,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.notifyURL, "notify-url", "")
 	fs.Var(&o.events, "events", "")
 	fs.Var(&o.minIterations, "min-iterations", "")
+	fs.BoolVar(&o.verify, "verify", false, "")
 	fs.Var(&o.onQuestion, "on-question", "")
 	fs.Var(&o.maxCost, "max-cost", "")
 	o.untilRegex.check = func(s string) error {
@@ -335,6 +343,9 @@ func (o *runOptions) flagSettings() *configLayer {
 	}
 	if o.minIterations.set {
 		l.values["minIterations"] = o.minIterations.n
+	}
+	if o.verify {
+		l.values["verification.autoVerify"] = true
 	}
 	if o.onQuestion.set {
 		l.values["onQuestion"] = o.onQuestion.s

@@ -91,6 +91,14 @@ func (r *runner) setup(pos []string) error {
 	}
 	r.stagnation = r.cfg.Stagnation
 	r.minIterations, r.onQuestion = r.cfg.MinIterations, r.cfg.OnQuestion
+	if vs := r.cfg.Verification; vs.Auto {
+		if err := checkDepth(vs.Depth); err != nil {
+			return fmt.Errorf("verification.depth: %w", err)
+		}
+		if vs.MaxAttempts < 1 {
+			return fmt.Errorf("verification.maxAttempts: must be at least 1")
+		}
+	}
 	if r.minIterations > r.maxIterations {
 		return usagef("min iterations (%d) above max iterations (%d): the run could never complete", r.minIterations, r.maxIterations)
 	}
@@ -363,6 +371,9 @@ func (r *runner) resolveAgent() error {
 	}
 	r.spec.args = args
 	r.spec.dir = r.env.projectRoot
+	if r.cfg.Verification.Auto {
+		r.verifier = r.newVerifier()
+	}
 	return nil
 }
 

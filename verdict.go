@@ -191,3 +191,10 @@ func reportText(ws *workspace, v verdict, depth string, at time.Time, cost float
 	}
 	return b.Bytes()
 }
+
+// verificationSettings are the verification keys of the configuration.
+type verificationSettings struct {
+	Auto        bool
+	MaxAttempts int
+	Depth       string
+}

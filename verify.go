@@ -78,6 +78,7 @@ type verifier struct {
 	timeout, idle time.Duration
 	onEvent       func(*streamEvent)
 	history       *historyWriter
+	failures      int // failed verifications in this run (run --verify)
 }
 
 // verification is one verifier's run, judged.
