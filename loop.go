@@ -71,6 +71,8 @@ type runner struct {
 	// iterations, re-read when it changes.
 	promptCache   fileCache
 	start         time.Time
+	metaSaved     time.Time // the last write of the metadata during the run
+	metaDirty     bool      // the metadata has changed since
 	statusWarned  bool
 	refusedHinted bool // the fix for refused tool calls was shown
 	// notes are what the next iteration's prompt adds to the task (notes.go).
@@ -161,6 +163,7 @@ func (r *runner) startLive() {
 	r.sup.hooks = supervisorHooks{
 		key: r.stop.key,
 		poll: func() {
+			r.flushMetadata()
 			r.stop.poll(false)
 			r.live.tick(time.Now(), r.sup.interrupt, r.sup.suspended)
 		},
@@ -237,12 +240,29 @@ func (r *runner) loop() ending {
 	}
 }
 
-// saveMetadata writes the metadata during a run, without fsync: the fsync
-// was most of the tool's cost per iteration. The write is still atomic (a
-// crash of the tool never leaves half a file); a crash of the machine may
-// lose the counters of the iterations since the last durable save — at the
-// run's start and end (finish), on every exit path, signals included.
+// metadataInterval is how often, at most, the metadata is written while a
+// run goes on: each atomic write makes a file, which costs the file system
+// more than the rest of an iteration (finish always writes it).
+const metadataInterval = time.Second
+
+// saveMetadata writes the metadata during a run, without fsync and at most
+// once per metadataInterval (a write due sooner is made at the next
+// look-around, flushMetadata). The write is still atomic (a crash of the
+// tool never leaves half a file); a crash may lose the counters of the
+// iterations since the last save, which the next run takes back from the
+// history (runsetup.go). finish writes it durably, on every exit path.
 func (r *runner) saveMetadata() {
+	r.metaDirty = true
+	r.flushMetadata()
+}
+
+// flushMetadata writes the metadata if it is out of date and the last
+// write is metadataInterval old.
+func (r *runner) flushMetadata() {
+	if !r.metaDirty || time.Since(r.metaSaved) < metadataInterval {
+		return
+	}
+	r.metaDirty, r.metaSaved = false, time.Now()
 	if err := r.ws.saveSync(false); err != nil {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}

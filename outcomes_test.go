@@ -41,6 +41,9 @@ func TestDenialSummary(t *testing.T) {
 	if got, want := denialSummary(describeDenials([]permissionDenial{d("a")}, "/"), 5), `1 tool call refused: Bash "a"`; got != want {
 		t.Errorf("got %q; want %q", got, want)
 	}
+	if got, want := denialSummary(describeDenials([]permissionDenial{d("a"), d("b")}, "/"), 2), `2 tool calls refused: Bash "a", Bash "b"`; got != want {
+		t.Errorf("got %q; want %q", got, want)
+	}
 	got := denialSummary(describeDenials([]permissionDenial{d("a"), d("b"), d("c"), d("d")}, "/"), 2)
 	if want := `4 tool calls refused: Bash "a", Bash "b", and 2 more`; got != want {
 		t.Errorf("got %q; want %q", got, want)

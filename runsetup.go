@@ -79,6 +79,13 @@ func (r *runner) setup(pos []string) error {
 			r.con.errorf("an earlier run of %s (pid %d) was killed and left %d %s running (pid %s): ending them", ws.Name, prev.PID, len(pids), map[bool]string{true: "process", false: "processes"}[len(pids) == 1], describePIDs(pids))
 			endSurvivors(pids)
 		}
+		// The metadata of a killed run may lag its history by the
+		// iterations of its last second (saveMetadata): the records say.
+		if h, err := readHistory(ws.historyPath()); err == nil {
+			if t := h.totals(); t.Iterations >= ws.meta.Iterations && t.CostUSD >= ws.meta.CostUSD && t != ws.meta.workTotals {
+				ws.meta.workTotals = t
+			}
+		}
 	}
 
 	r.maxIterations = r.cfg.MaxIterations

@@ -371,3 +371,24 @@ func TestPreviewBytes(t *testing.T) {
 		t.Errorf("%d whole lines shown; want %d:\n%s", got, previewBashLines, out.String())
 	}
 }
+
+// BenchmarkStreamFixtures measures the reader, decoder and verbose
+// formatter on the real CLI's event shapes: every fixture line, repeated
+// (tool calls and results, text, sub-agents, a 306 KB line). Profile the
+// fast path with -cpuprofile on it; scripts/bench.sh measures the binary
+// on a bigger generated transcript of the same shapes.
+func BenchmarkStreamFixtures(b *testing.B) {
+	var buf bytes.Buffer
+	for lines := fixtureLines(b); buf.Len() < 16<<20; {
+		for _, l := range lines {
+			buf.Write(l)
+			buf.WriteByte('\n')
+		}
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		decodeStream(bytes.NewReader(data), io.Discard, &iterationOutcome{}, nil, nil)
+	}
+}
