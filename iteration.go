@@ -63,7 +63,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 // met.
 func (r *runner) afterIteration(it *iterationRun) *ending {
 	o := it.outcome
-	r.notes = promptNotes{} // given to this iteration
+	r.checks.notes = promptNotes{} // given to this iteration
 	failed, why := o.failed()
 	end := endDone
 	switch {
@@ -104,14 +104,14 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted, the run goes on", rec.Iteration, r.minIterations)
 		r.con.noticef("%s", msg)
 		r.log.printf("[%s: %s]", msg, v.reason)
-		v = r.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
+		v = r.checks.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
 	}
 	if r.sup.ending() { // while a script ran
 		e := r.interruptEnding()
 		return &e
 	}
 	r.ws.meta.Conditions = v.reports
-	question, isNew := r.asks.note(ts)
+	question, isNew := r.checks.asks.note(ts)
 	r.saveMetadata()
 	r.log.printf("CONDITIONS:")
 	for _, c := range v.reports {
@@ -120,7 +120,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	if fatal != nil { // after the conditions, so that 'status' shows them evaluated
 		return &ending{code: exitError, reason: "error: " + fatal.msg, status: statusFailed, hint: fatal.hint}
 	}
-	if v.met != nil && v.met.group == groupSuccess && r.verifier != nil && !r.sup.ending() {
+	if v.met != nil && v.met.group == groupSuccess && r.checks.verifier != nil && !r.sup.ending() {
 		if e := r.verifyClaim(v.reason); e != nil {
 			return e
 		}
@@ -131,10 +131,10 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		if question == "" {
 			return nil
 		}
-		r.asks.ask(question, isNew)
+		r.checks.asks.ask(question, isNew)
 		switch r.onQuestion {
 		case onQuestionStop:
-			return r.asks.stopEnding(question)
+			return r.checks.asks.stopEnding(question)
 		case onQuestionWait:
 			return r.waitForAnswer()
 		}

@@ -75,7 +75,13 @@ type runner struct {
 	metaDirty     bool      // the metadata has changed since
 	statusWarned  bool
 	refusedHinted bool // the fix for refused tool calls was shown
-	// notes are what the next iteration's prompt adds to the task (notes.go).
+	checks        runChecks
+}
+
+// runChecks are what a run does beyond the loop: the notes the next
+// iteration's prompt adds to the task (notes.go), the agent's questions
+// (question.go), the verifier of a claimed completion (verify.go).
+type runChecks struct {
 	notes    promptNotes
 	asks     *questionDesk
 	verifier *verifier // run --verify; nil without
@@ -152,7 +158,7 @@ func (r *runner) startLive() {
 	r.side = &sideRunner{sup: r.sup, spawn: r.spawn, con: r.con, log: r.log, live: r.live, lock: r.lock,
 		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
 	r.con.onLine = r.live.addLine
-	r.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.notes, onQuestion: r.onQuestion, save: r.saveMetadata}
+	r.checks.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.checks.notes, onQuestion: r.onQuestion, save: r.saveMetadata}
 	r.stop.changed = func(source string) {
 		r.showStopState(source)
 		r.live.stopChanged(source)
@@ -206,7 +212,7 @@ func (r *runner) loop() ending {
 	if len(given) > 0 {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
 	}
-	r.asks.take() // an answer given while no run was going on
+	r.checks.asks.take() // an answer given while no run was going on
 	for {
 		if end := r.checkDeadline(); end != nil {
 			return *end
@@ -375,7 +381,7 @@ func (r *runner) waitForAnswer() *ending {
 	defer r.live.waitEnded()
 	shown := false
 	for {
-		if r.asks.take() {
+		if r.checks.asks.take() {
 			return nil
 		}
 		r.live.waitLeft(0, phaseQuestion)
@@ -419,7 +425,7 @@ func (r *runner) newVerifier() *verifier {
 // success condition's reason): it returns the run's ending, or nil when
 // the run goes on with the verifier's findings in the next prompt.
 func (r *runner) verifyClaim(claim string) *ending {
-	v := r.verifier
+	v := r.checks.verifier
 	v.spawn, v.sup, v.con, v.log, v.lock, v.history, v.onEvent = r.spawn, r.sup, r.con, r.log, r.lock, r.history, r.live.onEvent
 	for {
 		r.con.progressf("Verifying the completion (%s)", v.depth)
@@ -456,7 +462,7 @@ func (r *runner) verifyClaim(claim string) *ending {
 				reason: fmt.Sprintf("failed: verification failed %s: %s", plural(v.failures, "time"), clip(oneLine(vd.Summary), 300))}
 		}
 		r.con.noticef("verification %s (%d of %d): %s; the run goes on", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)))
-		r.notes.verifyNote = verificationNote(vd, v.failures)
+		r.checks.notes.verifyNote = verificationNote(vd, v.failures)
 		return nil
 	}
 }

@@ -379,7 +379,7 @@ func (r *runner) resolveAgent() error {
 	r.spec.args = args
 	r.spec.dir = r.env.projectRoot
 	if r.cfg.Verification.Auto {
-		r.verifier = r.newVerifier()
+		r.checks.verifier = r.newVerifier()
 	}
 	return nil
 }
@@ -425,7 +425,7 @@ func (r *runner) writeLogHeader() {
 func (r *runner) buildPrompt() (string, error) {
 	if r.opts.prompt.set {
 		p, err := r.readPromptFile()
-		return p + r.notes.text(r.ws), err
+		return p + r.checks.notes.text(r.ws), err
 	}
 	data, err := r.promptCache.read(r.ws.instructionsPath())
 	if err != nil {
@@ -435,5 +435,5 @@ func (r *runner) buildPrompt() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)) + r.notes.text(r.ws), nil
+	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)) + r.checks.notes.text(r.ws), nil
 }

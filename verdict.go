@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -48,8 +49,13 @@ func checkDepth(s string) error {
 	return fmt.Errorf("unknown depth %q (want quick, standard or deep)", s)
 }
 
-// maxVerdictText bounds the text searched for the verdict.
-const maxVerdictText = 1 << 20
+// maxVerdictText bounds the text searched for the verdict (its end), and
+// maxVerdictTries the objects tried, so that a text of nested braces costs
+// little.
+const (
+	maxVerdictText  = 64 << 10
+	maxVerdictTries = 2000
+)
 
 // verdict is a verifier's judgement.
 type verdict struct {
@@ -75,7 +81,7 @@ func parseVerdict(text string) verdict {
 	if len(s) > maxVerdictText {
 		s = s[len(s)-maxVerdictText:]
 	}
-	for end := len(s); end > 0; {
+	for end, tries := len(s), 0; end > 0 && tries < maxVerdictTries; tries++ {
 		i := strings.LastIndexByte(s[:end], '{')
 		if i < 0 {
 			break
@@ -197,4 +203,13 @@ type verificationSettings struct {
 	Auto        bool
 	MaxAttempts int
 	Depth       string
+}
+
+// print shows the last verification in status's layout.
+func (vs *verificationState) print(out io.Writer) {
+	if vs == nil || vs.LastTime == nil {
+		return
+	}
+	fmt.Fprintf(out, "Verified:    %s at %s (%s): %s\n", vs.LastVerdict, vs.LastTime.Local().Format(time.DateTime),
+		plural(vs.Attempts, "verification"), sanitizeString(clip(oneLine(vs.LastSummary), 300)))
 }
