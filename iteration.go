@@ -120,6 +120,9 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	if fatal != nil { // after the conditions, so that 'status' shows them evaluated
 		return &ending{code: exitError, reason: "error: " + fatal.msg, status: statusFailed, hint: fatal.hint}
 	}
+	if isNew { // told whatever the run does next
+		r.checks.asks.ask(question)
+	}
 	if v.met != nil && v.met.group == groupSuccess && r.checks.verifier != nil && !r.sup.ending() {
 		if e := r.verifyClaim(v.reason); e != nil {
 			return e
@@ -131,11 +134,13 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		if question == "" {
 			return nil
 		}
-		r.checks.asks.ask(question, isNew)
 		switch r.onQuestion {
 		case onQuestionStop:
 			return r.checks.asks.stopEnding(question)
 		case onQuestionWait:
+			if !isNew { // pending from before: told again, as the run waits
+				r.checks.asks.ask(question)
+			}
 			return r.waitForAnswer()
 		}
 		return nil

@@ -161,13 +161,9 @@ func (d *questionDesk) note(ts taskStatus) (q string, isNew bool) {
 }
 
 // ask tells of question q: the console, the log, the panel, the event
-// and the notification; a question already pending is told again only
-// when the run is to wait for its answer.
-func (d *questionDesk) ask(q string, isNew bool) {
+// and the notification.
+func (d *questionDesk) ask(q string) {
 	d.save()
-	if !isNew && d.onQuestion != onQuestionWait {
-		return
-	}
 	d.log.printf("QUESTION: %s", q)
 	d.con.noticef("the agent asks: %s", clip(q, 500))
 	d.con.noticef("answer with: %s", answerCommand(d.ws))
