@@ -47,6 +47,8 @@ func commandTable() []*command {
 		{name: "edit", summary: "refine a workspace's task with claude, interactively", usage: editUsage, run: runEdit},
 		{name: "run", summary: "run the agent in a loop on a workspace's task", usage: runUsage, run: runRun},
 		{name: "stop", summary: "ask a run to stop after its current iteration", usage: stopUsage, run: runStop},
+		{name: "verify", summary: "check with a read-only verifier whether the task is really done", usage: verifyUsage, run: runVerify},
+		{name: "answer", summary: "answer the question the agent asked", usage: answerUsage, run: runAnswer},
 		{name: "watch", summary: "show the live panel of a run in progress, from another shell", usage: watchUsage, run: runWatch},
 		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, run: runLogs},
 		{name: "list", summary: "list workspaces with status, iterations and progress", usage: listUsage, run: runList},

@@ -34,6 +34,7 @@ const (
 	kindEventList
 	kindURL
 	kindConditions
+	kindOnQuestion
 )
 
 // configKey describes one configuration key.
@@ -52,7 +53,7 @@ const (
 )
 
 // notifyEventNames are the notification events.
-var notifyEventNames = []string{"execution_start", "iteration", "iteration_milestone", "status_update", "limit_wait", "completion", "error", "stopped"}
+var notifyEventNames = []string{"execution_start", "iteration", "iteration_milestone", "status_update", "limit_wait", "question", "answered", "verification_passed", "verification_failed", "completion", "error", "stopped"}
 
 // configKeys is the table of every configuration key.
 var configKeys = []configKey{
@@ -70,6 +71,11 @@ var configKeys = []configKey{
 	{"notification.statusWatch.enabled", kindBool, true, "notify when the agent updates .status.json"},
 	{"notification.statusWatch.debounceMs", kindCount, 2000, "milliseconds to wait for .status.json to settle"},
 	{"notification.statusWatch.notifyOnlyMeaningful", kindBool, true, "ignore .status.json changes of the timestamp only"},
+	{"minIterations", kindCount, 0, "a completion claimed before this iteration is not accepted; 0 means any"},
+	{"onQuestion", kindOnQuestion, onQuestionWait, "when the agent asks a question: wait (for 'claude-iterate answer'), stop or continue"},
+	{"verification.autoVerify", kindBool, false, "verify a claimed completion with a read-only verifier before the run ends (also: run --verify)"},
+	{"verification.maxAttempts", kindCount, 2, "failed verifications that end the run (exit 1)"},
+	{"verification.depth", kindString, depthStandard, "how hard the verifier looks: quick, standard or deep"},
 	{"stop", kindConditions, nil, "stop conditions: {\"conditions\":[…], \"success\":[…], \"failure\":[…]} (see 'help run')"},
 }
 
@@ -113,6 +119,9 @@ type settings struct {
 	NotifyEvents  []string
 	StatusWatch   statusWatchSettings
 	Stop          *stopConfig // nil: none configured
+	MinIterations int
+	OnQuestion    string
+	Verification  verificationSettings
 
 	// PermissionMode and AllowedTools are passed to claude (permissionArgs).
 	PermissionMode string
@@ -168,6 +177,16 @@ func (s *settings) set(key string, v any) bool {
 		s.StatusWatch.OnlyMeaningful = v.(bool)
 	case "stop":
 		s.Stop, _ = v.(*stopConfig)
+	case "verification.autoVerify":
+		s.Verification.Auto = v.(bool)
+	case "verification.maxAttempts":
+		s.Verification.MaxAttempts = v.(int)
+	case "verification.depth":
+		s.Verification.Depth = v.(string)
+	case "minIterations":
+		s.MinIterations = v.(int)
+	case "onQuestion":
+		s.OnQuestion = v.(string)
 	default:
 		return false
 	}
@@ -360,11 +379,15 @@ func parseConfigValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 			return nil, fmt.Errorf("want true or false, got %s", v.Kind)
 		}
 		return v.Bool, nil
-	case kindOutputLevel:
+	case kindOutputLevel, kindOnQuestion:
 		if v.Kind != jsonString {
 			return nil, fmt.Errorf("want a string, got %s", v.Kind)
 		}
-		if err := checkOutputLevel(v.Str); err != nil {
+		check := checkOutputLevel
+		if key.kind == kindOnQuestion {
+			check = checkOnQuestion
+		}
+		if err := check(v.Str); err != nil {
 			return nil, err
 		}
 		return v.Str, nil

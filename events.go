@@ -33,10 +33,15 @@ const (
 	eventMilestone = "iteration_milestone"
 	eventStatus    = "status_update"
 	eventLimit     = "limit_wait"
-	eventCompleted = "completion"
-	eventError     = "error"
-	eventStopped   = "stopped"
-	eventExit      = "exit" // the stream's last line; never notified
+	eventQuestion  = "question" // the agent asks the user (question.go)
+	eventAnswered  = "answered" // the user's answer is taken
+	// A verification's verdict (run --verify).
+	eventVerifyPassed = "verification_passed"
+	eventVerifyFailed = "verification_failed"
+	eventCompleted    = "completion"
+	eventError        = "error"
+	eventStopped      = "stopped"
+	eventExit         = "exit" // the stream's last line; never notified
 )
 
 // runEvent is one event of a run.
@@ -59,6 +64,13 @@ type runEvent struct {
 	Complete bool         `json:"complete,omitempty"`
 	// Message: the status update, the limit wait, or the run's last line.
 	Message string `json:"message,omitempty"`
+	// Question and Answer: question, answered; OnQuestion: what the run
+	// does about the question (wait, stop, continue).
+	Question   string `json:"question,omitempty"`
+	Answer     string `json:"answer,omitempty"`
+	OnQuestion string `json:"onQuestion,omitempty"`
+	// Verdict: verification_passed, verification_failed.
+	Verdict *verdict `json:"verdict,omitempty"`
 	// Reason, Hint, ExitCode and Signal: the run's end, and exit.
 	Reason   string `json:"reason,omitempty"`
 	Hint     string `json:"hint,omitempty"`
@@ -196,6 +208,17 @@ func notificationFor(ev runEvent) notification {
 		return nt
 	case eventLimit:
 		return notification{event: ev.Event, title: ws + ": usage limit", priority: "4", tags: "hourglass", body: ev.Message}
+	case eventQuestion, eventAnswered:
+		return questionNotification(ev)
+	case eventVerifyPassed:
+		return notification{event: ev.Event, title: ws + ": verification passed", priority: "3", tags: "white_check_mark",
+			body: clip(ev.Verdict.Summary, 1000)}
+	case eventVerifyFailed:
+		body := ev.Verdict.Verdict + ": " + clip(ev.Verdict.Summary, 1000)
+		for _, is := range ev.Verdict.Issues {
+			body += "\n- " + clip(is, 300)
+		}
+		return notification{event: ev.Event, title: ws + ": verification failed", priority: "4", tags: "x", body: clip(body, 3000)}
 	}
 	body := ev.Message
 	if ev.Hint != "" {
@@ -219,6 +242,8 @@ func endWord(rec *iterationRecord) string {
 		return "interrupted"
 	case endLimit:
 		return "hit a usage limit"
+	case endVerify:
+		return "verification: " + rec.Verification.verdictOr("error")
 	}
 	return "failed"
 }

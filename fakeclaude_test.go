@@ -32,6 +32,9 @@ package main
 //	text TEXT            an assistant text event
 //	result TEXT          a success result event with result TEXT
 //	error-result TEXT    an error result (is_error true) with result TEXT
+//	verdict TEXT         play the verifier: when the prompt asks for a
+//	                     verdict (names "verdict"), a success result with
+//	                     TEXT (\n escapes), then exit 0; otherwise nothing
 //	bigline N            an assistant text event of N bytes
 //	stderr TEXT          print TEXT to stderr
 //	write FILE TEXT      write TEXT (with \n escapes) to FILE, making its directory
@@ -204,6 +207,14 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 	case "error-result":
 		fakeEmitTo(out, fakeResult(true, arg))
 		flush()
+	case "verdict":
+		if !strings.Contains(string(stdin), `"verdict"`) {
+			break
+		}
+		fakeEmitTo(out, fakeAssistantText("Verifying."))
+		fakeEmitTo(out, fakeResult(false, strings.ReplaceAll(arg, `\n`, "\n")))
+		flush()
+		return 0, true
 	case "bigline":
 		n, _ := strconv.Atoi(arg)
 		fakeEmitTo(out, fakeAssistantText(strings.Repeat("x", n)))

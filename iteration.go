@@ -63,6 +63,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 // met.
 func (r *runner) afterIteration(it *iterationRun) *ending {
 	o := it.outcome
+	r.checks.notes = promptNotes{} // given to this iteration
 	failed, why := o.failed()
 	end := endDone
 	switch {
@@ -99,11 +100,18 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	st.Elapsed, st.ProgressWord, st.StopRequest = r.elapsed(), progressWord(r.mode), r.stop.source
 	st.Dir, st.RunScript = r.env.projectRoot, r.side.runScript
 	v := r.stops.evaluate(&st)
+	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
+		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted, the run goes on", rec.Iteration, r.minIterations)
+		r.con.noticef("%s", msg)
+		r.log.printf("[%s: %s]", msg, v.reason)
+		v = r.checks.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
+	}
 	if r.sup.ending() { // while a script ran
 		e := r.interruptEnding()
 		return &e
 	}
 	r.ws.meta.Conditions = v.reports
+	question, isNew := r.checks.asks.note(ts)
 	r.saveMetadata()
 	r.log.printf("CONDITIONS:")
 	for _, c := range v.reports {
@@ -112,8 +120,29 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	if fatal != nil { // after the conditions, so that 'status' shows them evaluated
 		return &ending{code: exitError, reason: "error: " + fatal.msg, status: statusFailed, hint: fatal.hint}
 	}
+	if isNew { // told whatever the run does next
+		r.checks.asks.ask(question)
+	}
+	if v.met != nil && v.met.group == groupSuccess && r.checks.verifier != nil && !r.sup.ending() {
+		if e := r.verifyClaim(v.reason); e != nil {
+			return e
+		}
+		v = otherMet(v, &r.stops)
+	}
 	if v.met == nil {
 		r.showConditions(v.reports)
+		if question == "" {
+			return nil
+		}
+		switch r.onQuestion {
+		case onQuestionStop:
+			return r.checks.asks.stopEnding(question)
+		case onQuestionWait:
+			if !isNew { // pending from before: told again, as the run waits
+				r.checks.asks.ask(question)
+			}
+			return r.waitForAnswer()
+		}
 		return nil
 	}
 	e := truthfulEnding(endingFor(v.met, v.reason), v.met, !rec.OK, rec.Reason)

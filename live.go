@@ -37,6 +37,8 @@ const (
 	phaseBetween  = "between"  // after an iteration: tests, conditions
 	phaseDelay    = "delay"    // the delay between iterations
 	phaseLimit    = "limit"    // waiting for a usage limit's reset
+	phaseQuestion = "question" // waiting for the answer to the agent's question
+	phaseVerify   = "verify"   // the verifier runs (run --verify)
 	phaseEnded    = "ended"
 )
 
@@ -71,13 +73,18 @@ type runState struct {
 	Activity    activity     `json:"activity"`
 	WaitUntil   time.Time    `json:"waitUntil"`
 	StopSource  string       `json:"stopSource,omitempty"`
-	Keyboard    bool         `json:"keyboard"` // the s key works in the run's terminal
-	Updated     time.Time    `json:"updated"`  // the last sign of life
-	Lines       []stateLine  `json:"lines,omitempty"`
-	Ended       bool         `json:"ended"`
-	Ending      string       `json:"ending,omitempty"`
-	Hint        string       `json:"hint,omitempty"`
-	ExitCode    int          `json:"exitCode"`
+	// Question is the agent's question, pending; AnswerCmd answers it.
+	Question  string `json:"question,omitempty"`
+	AnswerCmd string `json:"answerCommand,omitempty"`
+	// VerifyDepth is the depth of the running verifier.
+	VerifyDepth string      `json:"verifyDepth,omitempty"`
+	Keyboard    bool        `json:"keyboard"` // the s key works in the run's terminal
+	Updated     time.Time   `json:"updated"`  // the last sign of life
+	Lines       []stateLine `json:"lines,omitempty"`
+	Ended       bool        `json:"ended"`
+	Ending      string      `json:"ending,omitempty"`
+	Hint        string      `json:"hint,omitempty"`
+	ExitCode    int         `json:"exitCode"`
 }
 
 // stateLine is one scrolling line of the run's output.
@@ -466,17 +473,17 @@ func (l *live) testsStarted(cmd string) {
 	l.update(now)
 }
 
-// waitLeft: a wait (the delay, or a usage-limit wait) has left to go.
-func (l *live) waitLeft(left time.Duration, limit bool) {
+// waitLeft: a wait (the delay, a usage-limit wait, a wait for an answer)
+// in phase has left to go.
+func (l *live) waitLeft(left time.Duration, phase string) {
 	if l == nil {
 		return
 	}
 	now := time.Now()
-	phase := phaseDelay
-	if limit {
-		phase = phaseLimit
-	}
 	until := now.Add(left)
+	if phase == phaseQuestion {
+		until = time.Time{} // no end in sight
+	}
 	l.mu.Lock()
 	if l.st.Phase != phase || until.Sub(l.st.WaitUntil).Abs() > time.Second/2 {
 		l.redraw = l.redraw || l.st.Phase != phase

@@ -43,6 +43,10 @@ type runPlan struct {
 	// git is the project's git work tree, nil outside one.
 	git         *gitTree
 	testTimeout time.Duration
+	// minIterations: a completion claimed before it is not accepted;
+	// onQuestion: what the run does when the agent asks (question.go).
+	minIterations int
+	onQuestion    string
 }
 
 // runner is one run's loop and machinery. Its fields are owned by the
@@ -71,6 +75,16 @@ type runner struct {
 	metaDirty     bool      // the metadata has changed since
 	statusWarned  bool
 	refusedHinted bool // the fix for refused tool calls was shown
+	checks        runChecks
+}
+
+// runChecks are what a run does beyond the loop: the notes the next
+// iteration's prompt adds to the task (notes.go), the agent's questions
+// (question.go), the verifier of a claimed completion (verify.go).
+type runChecks struct {
+	notes    promptNotes
+	asks     *questionDesk
+	verifier *verifier // run --verify; nil without
 }
 
 // ending is how a run ends.
@@ -144,6 +158,7 @@ func (r *runner) startLive() {
 	r.side = &sideRunner{sup: r.sup, spawn: r.spawn, con: r.con, log: r.log, live: r.live, lock: r.lock,
 		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
 	r.con.onLine = r.live.addLine
+	r.checks.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.checks.notes, onQuestion: r.onQuestion, save: r.saveMetadata}
 	r.stop.changed = func(source string) {
 		r.showStopState(source)
 		r.live.stopChanged(source)
@@ -198,6 +213,7 @@ func (r *runner) loop() ending {
 	if len(given) > 0 {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
 	}
+	r.checks.asks.take() // an answer given while no run was going on
 	for {
 		if end := workspaceGone(r.ws); end != nil {
 			return *end
@@ -326,11 +342,21 @@ func (r *runner) interruptEnding() ending {
 // wait waits for d (a delay, or a usage-limit wait with show set), ending
 // early on a signal, a stop request or the deadline.
 func (r *runner) wait(d time.Duration, show func(left time.Duration)) *ending {
+	phase := phaseDelay
+	if show != nil {
+		phase = phaseLimit
+	}
+	return r.waitIn(phase, d, show)
+}
+
+// waitIn is a wait in phase (the delay, a usage-limit wait) until d has
+// passed; a signal, a stop request or the deadline end it early.
+func (r *runner) waitIn(phase string, d time.Duration, show func(left time.Duration)) *ending {
 	var end *ending
 	lastShown := time.Time{}
 	defer r.live.waitEnded()
 	interrupted := r.sup.sleep(d, func(left time.Duration) bool {
-		r.live.waitLeft(left, show != nil)
+		r.live.waitLeft(left, phase)
 		if r.stop.source != "" {
 			end = r.checkStopRequest()
 			return true
@@ -349,6 +375,100 @@ func (r *runner) wait(d time.Duration, show func(left time.Duration)) *ending {
 		return &e
 	}
 	return end
+}
+
+// waitForAnswer waits until the pending question is answered, a signal,
+// a stop request or the deadline. It looks for the answer every
+// answerPoll, doing the supervisor's look-around itself: a quiet run's
+// supervisor looks around only every few seconds.
+func (r *runner) waitForAnswer() *ending {
+	defer r.live.waitEnded()
+	shown := false
+	for {
+		if r.checks.asks.take() {
+			return nil
+		}
+		r.live.waitLeft(0, phaseQuestion)
+		if poll := r.sup.hooks.poll; poll != nil {
+			poll()
+		}
+		if end := r.checkStopRequest(); end != nil {
+			return end
+		}
+		if end := r.checkDeadline(); end != nil {
+			return end
+		}
+		if !shown {
+			shown = true
+			r.con.progressf("Waiting for an answer (%s; s or claude-iterate stop ends the run)", answerCommand(r.ws))
+			r.log.Flush()
+		}
+		if r.sup.sleep(answerPoll, func(time.Duration) bool { return false }) {
+			e := r.interruptEnding()
+			return &e
+		}
+	}
+}
+
+// newVerifier makes the verifier of run --verify: the run's agent with
+// the verifier's arguments; the machinery is wired in startLive.
+func (r *runner) newVerifier() *verifier {
+	spec := r.spec
+	spec.args = verifierArgs(r.cfg.ClaudeArgs, r.opts.model.s)
+	if r.opts.dryRun {
+		spec.args = append([]string{mockAgentCommand}, spec.args...)
+	}
+	if r.opts.skipPerms {
+		spec.args = append(spec.args, "--dangerously-skip-permissions")
+	}
+	return &verifier{root: r.env.projectRoot, ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec,
+		timeout: r.opts.iterationTimeout.d, idle: r.opts.idleTimeout.d}
+}
+
+// verifyClaim verifies a claimed completion (run --verify, claim the met
+// success condition's reason): it returns the run's ending, or nil when
+// the run goes on with the verifier's findings in the next prompt.
+func (r *runner) verifyClaim(claim string) *ending {
+	v := r.checks.verifier
+	v.spawn, v.sup, v.con, v.log, v.lock, v.history, v.onEvent = r.spawn, r.sup, r.con, r.log, r.lock, r.history, r.live.onEvent
+	for {
+		r.con.progressf("Verifying the completion (%s)", v.depth)
+		r.live.verifying(v.depth)
+		vr, err := v.run(r.lock.record.RunID)
+		if err != nil {
+			return &ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
+		}
+		if vr.outcome.interrupted {
+			e := r.interruptEnding()
+			return &e
+		}
+		if limited, reset := vr.outcome.usageLimit(time.Now()); limited {
+			if end := r.waitForLimit(reset); end != nil {
+				return end
+			}
+			continue
+		}
+		rec := v.keep(vr, r.lock.record.RunID, r.count.totals.Iterations)
+		r.count.add(rec, r.mode) // the verifier's cost is the run's
+		r.saveMetadata()
+		vd := vr.verdict
+		if vr.failed {
+			vd = verdict{Verdict: verdictNeedsReview, Summary: "the verifier failed: " + vr.why, Issues: []string{}}
+		}
+		r.live.verified(rec, vd, r.count.totals, r.elapsed())
+		if vd.Verdict == verdictPass {
+			r.con.progressf("Verification passed: %s", sanitizeString(clip(vd.Summary, 300)))
+			return &ending{code: exitOK, reason: "completed (verified): " + claim, status: statusCompleted}
+		}
+		v.failures++
+		if v.failures >= r.cfg.Verification.MaxAttempts {
+			return &ending{code: exitError, status: statusFailed,
+				reason: fmt.Sprintf("failed: verification failed %s: %s", plural(v.failures, "time"), clip(oneLine(vd.Summary), 300))}
+		}
+		r.con.noticef("verification %s (%d of %d): %s; the run goes on", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)))
+		r.checks.notes.verifyNote = verificationNote(vd, v.failures)
+		return nil
+	}
 }
 
 // waitForLimit waits until a usage limit resets (+limitMargin).

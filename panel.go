@@ -84,6 +84,7 @@ func renderPanel(st *runState, now time.Time, o panelOpts) []string {
 	lines = append(lines, renderItems(headerItems(st, w), " ", w, o.color))
 	lines = append(lines, renderItems(fieldItems(st, now), " · ", w, o.color))
 	lines = append(lines, renderItems([]panelItem{{segs: []segment{{"Now: ", styleDim}, {nowText(st, now, o.watch), styleCyan}}, flex: true}}, "", w, o.color))
+	lines = append(lines, questionPanelLines(st, w, o.color)...)
 	if st.StopSource != "" {
 		lines = append(lines, renderItems([]panelItem{
 			{segs: []segment{{stopIndicator(st, o), styleYellow}}, prio: 2, flex: true},
@@ -108,6 +109,10 @@ func stateLabel(st *runState) (string, string) {
 		return "interrupted (" + st.Interrupted + ")", styleRed
 	case st.Phase == phaseLimit:
 		return "waiting for the usage-limit reset", styleYellow
+	case st.Phase == phaseQuestion:
+		return "waiting for an answer", styleYellow
+	case st.Phase == phaseVerify:
+		return "verifying", styleGreen
 	case st.StopSource != "" && st.Phase == phaseRunning:
 		return fmt.Sprintf("stopping after iteration %d", st.Iteration), styleYellow
 	case st.StopSource != "":
@@ -280,6 +285,10 @@ func nowText(st *runState, now time.Time, watch bool) string {
 		return s
 	case st.Phase == phaseDelay:
 		return "next iteration in " + left()
+	case st.Phase == phaseQuestion:
+		return "waiting for the answer to the agent's question"
+	case st.Phase == phaseVerify:
+		return "verifying (" + st.VerifyDepth + ")"
 	case st.Phase == phaseStarting:
 		return "starting"
 	case st.Phase == phaseBetween && st.Activity.Kind == "":

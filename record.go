@@ -20,12 +20,13 @@ import (
 
 // How an iteration ended: iterationRecord.End.
 const (
-	endDone        = "done"        // the agent finished its turn
-	endFailed      = "failed"      // an error result, no result, a start failure
-	endRefused     = "refused"     // tool calls refused and no progress made
-	endHang        = "hang"        // a hang protection ended the agent
-	endInterrupted = "interrupted" // a signal ended the run during it
-	endLimit       = "limit"       // a usage limit: not counted, retried after the reset
+	endDone        = "done"         // the agent finished its turn
+	endFailed      = "failed"       // an error result, no result, a start failure
+	endRefused     = "refused"      // tool calls refused and no progress made
+	endHang        = "hang"         // a hang protection ended the agent
+	endInterrupted = "interrupted"  // a signal ended the run during it
+	endLimit       = "limit"        // a usage limit: not counted, retried after the reset
+	endVerify      = "verification" // a verifier's run (verify.go): not an iteration
 )
 
 // iterationRecord is what one iteration did.
@@ -55,6 +56,8 @@ type iterationRecord struct {
 	// FilesChanged are the project files the iteration added, changed or
 	// removed, relative to the project root; nil outside a git work tree.
 	FilesChanged []string `json:"filesChanged"`
+	// Verification is the verdict of a verifier's run (End "verification").
+	Verification *verdict `json:"verification,omitempty"`
 
 	// resultText (the final result's text) and testRun (the whole test
 	// run) are what the stop conditions read; they are not kept.
@@ -78,10 +81,10 @@ type testCounts struct {
 }
 
 // counted reports whether the record is an iteration of the run, as
-// counted against max iterations: an interrupted iteration and one that hit
-// a usage limit (it is retried) are not.
+// counted against max iterations: an interrupted iteration, one that hit
+// a usage limit (it is retried) and a verification are not.
 func (rec *iterationRecord) counted() bool {
-	return rec.End != endInterrupted && rec.End != endLimit
+	return rec.End != endInterrupted && rec.End != endLimit && rec.End != endVerify
 }
 
 // duration is the iteration's duration.

@@ -68,6 +68,15 @@ Stop conditions (checked after each iteration; see Conditions below):
   --max-cost USD              stop once the run has cost USD (e.g. 2.50)
   --max-failures N            end the run (exit 1) after N failed iterations in
                               a row (default 3)
+  --min-iterations N          a completion claimed before iteration N is not
+                              accepted: the run goes on, and the next prompt
+                              asks the agent to check its work
+  --verify                    when a success condition is met, run the
+                              verifier ('help verify') first: pass ends the
+                              run as "completed (verified)", fail or
+                              needs_review goes on with its findings in the
+                              next prompt; verification.maxAttempts failures
+                              (default 2) end it with exit 1
   --conditions FILE           stop conditions as JSON (below); replaces the
                               "stop" config key, and the flags above add to it
 
@@ -100,6 +109,17 @@ Display and notifications:
   a one-line version under the transcript. 'claude-iterate watch <ws>' shows
   the same panel from another shell. The agent's text is shown with control
   characters and escape sequences written out; the log keeps the raw bytes.
+
+Questions:
+  The agent may ask the user a question by writing "question": "…" in
+  .status.json. --on-question (config onQuestion) says what the run does:
+  wait (default): wait, without running the agent, until
+                  'claude-iterate answer <ws> TEXT' answers it; s, .stop,
+                  Ctrl+C and --max-duration end the wait as any other
+  stop            end the run (exit 0), its reason naming the question
+  continue        go on; the question is logged and notified
+  The answer goes to the next iteration's prompt and to the workspace's
+  ANSWERS.md.
 
 Stopping:
   s                           stop after the current iteration (again: cancel)
@@ -180,6 +200,9 @@ type runOptions struct {
 	notifyURL                                        stringFlag
 	permissionMode, allowedTools                     stringFlag
 	events                                           stringFlag
+	minIterations                                    countFlag
+	verify                                           bool
+	onQuestion                                       stringFlag
 
 	// Stop conditions.
 	maxCost                            usdFlag
@@ -221,6 +244,9 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.heartbeat, "heartbeat", "")
 	fs.Var(&o.notifyURL, "notify-url", "")
 	fs.Var(&o.events, "events", "")
+	fs.Var(&o.minIterations, "min-iterations", "")
+	fs.BoolVar(&o.verify, "verify", false, "")
+	fs.Var(&o.onQuestion, "on-question", "")
 	fs.Var(&o.maxCost, "max-cost", "")
 	o.untilRegex.check = func(s string) error {
 		if _, err := regexp.Compile(s); err != nil {
@@ -266,6 +292,11 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	}
 	if o.maxTestFailures.set && o.maxTestFailures.n == 0 {
 		return nil, nil, usagef("invalid value \"0\" for flag --max-test-failures: must be at least 1")
+	}
+	if o.onQuestion.set {
+		if err := checkOnQuestion(o.onQuestion.s); err != nil {
+			return nil, nil, usagef("invalid value %q for flag --on-question: %v", o.onQuestion.s, err)
+		}
 	}
 	if o.verbose && o.quiet {
 		return nil, nil, usagef("-v/--verbose and -q/--quiet contradict each other")
@@ -332,6 +363,15 @@ func (o *runOptions) flagSettings() *configLayer {
 	addPermissionSettings(l.values, o.permissionMode, o.allowedTools)
 	if o.notifyURL.set {
 		l.values["notifyUrl"] = o.notifyURL.s
+	}
+	if o.minIterations.set {
+		l.values["minIterations"] = o.minIterations.n
+	}
+	if o.verify {
+		l.values["verification.autoVerify"] = true
+	}
+	if o.onQuestion.set {
+		l.values["onQuestion"] = o.onQuestion.s
 	}
 	return l
 }

@@ -97,6 +97,18 @@ func (r *runner) setup(pos []string) error {
 		r.delay = dryRunDefaultDelay
 	}
 	r.stagnation = r.cfg.Stagnation
+	r.minIterations, r.onQuestion = r.cfg.MinIterations, r.cfg.OnQuestion
+	if vs := r.cfg.Verification; vs.Auto {
+		if err := checkDepth(vs.Depth); err != nil {
+			return fmt.Errorf("verification.depth: %w", err)
+		}
+		if vs.MaxAttempts < 1 {
+			return fmt.Errorf("verification.maxAttempts: must be at least 1")
+		}
+	}
+	if r.minIterations > r.maxIterations {
+		return usagef("min iterations (%d) above max iterations (%d): the run could never complete", r.minIterations, r.maxIterations)
+	}
 	r.maxFailures = defaultMaxFailures
 	if opts.maxFailures.set {
 		r.maxFailures = opts.maxFailures.n
@@ -367,6 +379,9 @@ func (r *runner) resolveAgent() error {
 	}
 	r.spec.args = args
 	r.spec.dir = r.env.projectRoot
+	if r.cfg.Verification.Auto {
+		r.checks.verifier = r.newVerifier()
+	}
 	return nil
 }
 
@@ -410,7 +425,8 @@ func (r *runner) writeLogHeader() {
 // buildPrompt returns this iteration's prompt.
 func (r *runner) buildPrompt() (string, error) {
 	if r.opts.prompt.set {
-		return r.readPromptFile()
+		p, err := r.readPromptFile()
+		return p + r.checks.notes.text(r.ws), err
 	}
 	data, err := r.promptCache.read(r.ws.instructionsPath())
 	if err != nil {
@@ -420,5 +436,5 @@ func (r *runner) buildPrompt() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)), nil
+	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)) + r.checks.notes.text(r.ws), nil
 }

@@ -142,20 +142,22 @@ type statusReport struct {
 	Created time.Time  `json:"created"`
 	LastRun *time.Time `json:"lastRun,omitempty"`
 	workTotals
-	LastRunIters   int          `json:"lastRunIterations"`
-	Progress       *progressRep `json:"progress,omitempty"`
-	Complete       bool         `json:"complete"`
-	Summary        string       `json:"summary,omitempty"`
-	ProgressSource string       `json:"progressSource,omitempty"`
-	StopRequested  bool         `json:"stopRequested"`
-	LastStopReason string       `json:"lastStopReason,omitempty"`
-	LastExitCode   *int         `json:"lastExitCode,omitempty"`
-	Log            string       `json:"log,omitempty"`
-	Conditions     []condReport `json:"conditions,omitempty"`
-	Warning        string       `json:"warning,omitempty"`
-	Archive        string       `json:"archive,omitempty"`
-	Archived       *time.Time   `json:"archived,omitempty"`
-	Now            string       `json:"now,omitempty"` // a run in progress: what it does now
+	LastRunIters   int                `json:"lastRunIterations"`
+	Progress       *progressRep       `json:"progress,omitempty"`
+	Complete       bool               `json:"complete"`
+	Summary        string             `json:"summary,omitempty"`
+	ProgressSource string             `json:"progressSource,omitempty"`
+	StopRequested  bool               `json:"stopRequested"`
+	LastStopReason string             `json:"lastStopReason,omitempty"`
+	LastExitCode   *int               `json:"lastExitCode,omitempty"`
+	Log            string             `json:"log,omitempty"`
+	Conditions     []condReport       `json:"conditions,omitempty"`
+	Warning        string             `json:"warning,omitempty"`
+	Archive        string             `json:"archive,omitempty"`
+	Archived       *time.Time         `json:"archived,omitempty"`
+	Now            string             `json:"now,omitempty"` // a run in progress: what it does now
+	Question       *questionView      `json:"question,omitempty"`
+	Verification   *verificationState `json:"verification,omitempty"`
 }
 
 type progressRep struct {
@@ -197,6 +199,7 @@ func runStatus(env *cliEnv, args []string) error {
 		LastExitCode: m.LastExitCode, Conditions: m.Conditions, Log: m.LastLog,
 	}
 	r.Running = r.PID != 0
+	r.Question, r.Verification = viewQuestion(w), m.Verification
 	if st, err := readRunState(w.statePath()); err == nil && r.Running && st.PID == r.PID && !st.Ended {
 		r.Now = st.nowLine(time.Now())
 	}
@@ -258,6 +261,8 @@ func runStatus(env *cliEnv, args []string) error {
 	if r.Summary != "" {
 		fmt.Fprintf(out, "Summary:     %s\n", r.Summary)
 	}
+	r.Question.print(out)
+	r.Verification.print(out)
 	if r.StopRequested {
 		fmt.Fprintf(out, "Stop:        requested (%s exists; '%s' removes it)\n", stopFile, cancelCommand(pos))
 	}

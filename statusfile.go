@@ -2,7 +2,7 @@ package main
 
 // This file reads the agent's progress. The rules are: .status.json is the
 // source of truth ({"complete":bool, "progress":{"completed":n,"total":n},
-// "worked":bool, "summary":str, "lastUpdated":RFC3339}); the task is complete
+// "worked":bool, "summary":str, "lastUpdated":RFC3339, "question":str}); the task is complete
 // only when "complete" is exactly true. The agent writes the file, so unknown
 // fields are allowed and a missing or invalid file is never fatal: the
 // progress then comes from TODO.md's "- [ ]" and "- [x]" lines, and the
@@ -26,6 +26,8 @@ type taskStatus struct {
 	Worked      *bool
 	Summary     string
 	LastUpdated string
+	// Question is the agent's question to the user (question.go), "" if none.
+	Question string
 	// Source is the file the status came from: statusFile, todoFile or "".
 	Source string
 }
@@ -40,6 +42,7 @@ type statusJSON struct {
 	Worked      *bool  `json:"worked"`
 	Summary     string `json:"summary"`
 	LastUpdated string `json:"lastUpdated"`
+	Question    string `json:"question"`
 }
 
 // parseStatusJSON parses the content of .status.json.
@@ -55,7 +58,7 @@ func parseStatusJSON(data []byte) (taskStatus, error) {
 		}
 		return taskStatus{}, err
 	}
-	ts := taskStatus{Worked: s.Worked, Summary: s.Summary, LastUpdated: s.LastUpdated, Source: statusFile}
+	ts := taskStatus{Worked: s.Worked, Summary: s.Summary, LastUpdated: s.LastUpdated, Question: s.Question, Source: statusFile}
 	if s.Complete != nil {
 		ts.Complete = *s.Complete
 	}

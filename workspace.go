@@ -94,19 +94,21 @@ func (w *workspace) todoPath() string {
 
 // metadata is .metadata.json.
 type metadata struct {
-	Name              string         `json:"name"`
-	Mode              string         `json:"mode"`
-	Created           time.Time      `json:"created"`
-	LastRun           *time.Time     `json:"lastRun,omitempty"`
-	Status            string         `json:"status"`
-	workTotals                       // the sums of the workspace's iteration records
-	LastRunIterations int            `json:"lastRunIterations"`
-	LastStopReason    string         `json:"lastStopReason,omitempty"`
-	LastExitCode      *int           `json:"lastExitCode,omitempty"`
-	LastLog           string         `json:"lastLog,omitempty"` // the last run's log file
-	PID               int            `json:"pid,omitempty"`
-	Conditions        []condReport   `json:"conditions,omitempty"`
-	Config            map[string]any `json:"config,omitempty"`
+	Name              string             `json:"name"`
+	Mode              string             `json:"mode"`
+	Created           time.Time          `json:"created"`
+	LastRun           *time.Time         `json:"lastRun,omitempty"`
+	Status            string             `json:"status"`
+	workTotals                           // the sums of the workspace's iteration records
+	LastRunIterations int                `json:"lastRunIterations"`
+	LastStopReason    string             `json:"lastStopReason,omitempty"`
+	LastExitCode      *int               `json:"lastExitCode,omitempty"`
+	LastLog           string             `json:"lastLog,omitempty"` // the last run's log file
+	PID               int                `json:"pid,omitempty"`
+	Conditions        []condReport       `json:"conditions,omitempty"`
+	Config            map[string]any     `json:"config,omitempty"`
+	Question          *questionState     `json:"question,omitempty"`     // question.go
+	Verification      *verificationState `json:"verification,omitempty"` // verify.go
 
 	configLayer *configLayer
 }

@@ -1,0 +1,114 @@
+package main
+
+// This file implements the answer command: the user's answer to the
+// question the agent asked in .status.json (question.go). The rules are:
+// it works whether a run waits for the answer or no run is going on; it
+// never writes the metadata (a run may be writing it): it appends the
+// question and the answer to ANSWERS.md, then leaves the answer in the
+// answer file, which the run takes; answering when no question is pending,
+// or a question already answered, is an error.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// answerUsage is the manual of the answer command.
+const answerUsage = `Usage: claude-iterate answer [<workspace>] TEXT
+       claude-iterate answer [<workspace>] -        (the answer from stdin)
+
+Answers the question the agent asked by writing "question": "…" in the
+workspace's .status.json. A run waiting for the answer (--on-question wait,
+the default) goes on at once; if no run is going on, the next run gives
+the answer to the agent. Either way the next iteration's prompt carries the
+question and the answer, and both are appended, with the time, to the
+workspace's ANSWERS.md. A question once answered is never waited on again.
+'claude-iterate status <ws>' and 'watch' show the pending question. Without
+<workspace>, answers the ralph-mode run ('run --prompt') of the current
+directory.
+
+Examples:
+  claude-iterate answer demo 'Use PostgreSQL, not SQLite.'
+  claude-iterate answer demo - < answer.txt
+`
+
+func runAnswer(env *cliEnv, args []string) error {
+	fs := newFlagSet("answer")
+	pos, err := parseFlags(fs, args, 2)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing the answer (TEXT, or - to read it from standard input)")
+	}
+	text := pos[len(pos)-1]
+	w, err := workspaceFromArgs(env, pos[:len(pos)-1])
+	if err != nil {
+		return err
+	}
+	label := w.Name
+	if len(pos) == 2 {
+		label = pos[0]
+	}
+	q := w.pendingQuestion()
+	if q == nil {
+		return withHint(fmt.Errorf("no question is pending in workspace %s", label),
+			"the agent asks by writing \"question\" in %s; 'claude-iterate status %s' shows a pending one", statusFile, label)
+	}
+	if a, err := readAnswer(w); err == nil && a != nil && a.Hash == q.Hash {
+		return withHint(fmt.Errorf("the question of workspace %s is answered already", label), "the next iteration gets the answer")
+	}
+	if text == "-" {
+		data, err := readStream(env.stdin, maxAnswer)
+		if err != nil {
+			return fmt.Errorf("reading the answer from standard input: %w", err)
+		}
+		text = string(data)
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return usagef("empty answer")
+	}
+	if len(text) > maxAnswer {
+		return usagef("answer too long (%d bytes; at most %d)", len(text), maxAnswer)
+	}
+	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
+	if err := appendAnswers(w, a); err != nil {
+		return err
+	}
+	data, _ := json.Marshal(&a)
+	if err := writeFileAtomicSync(w.answerPath(), append(data, '\n'), 0o600, true); err != nil {
+		return fmt.Errorf("saving the answer: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "Answer saved for workspace: %s (and appended to %s)\n", label, relPath(env.projectRoot, w.answersPath()))
+	if w.runningPID() != 0 {
+		fmt.Fprintf(env.stdout, "The run goes on with it at its next iteration\n")
+	} else {
+		fmt.Fprintf(env.stdout, "No run is going on: the next run gives it to the agent\n")
+	}
+	return nil
+}
+
+// appendAnswers appends a question and its answer to ANSWERS.md (0600).
+func appendAnswers(w *workspace, a pendingAnswer) error {
+	path := w.answersPath()
+	old, err := readRegularFile(path, taskFileCap)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	var b bytes.Buffer
+	b.Write(old)
+	if len(old) == 0 {
+		b.WriteString("# Answers to the agent's questions\n")
+	}
+	fmt.Fprintf(&b, "\n## %s\n\n### Question\n\n%s\n\n### Answer\n\n%s\n", a.AnsweredAt.Format(time.RFC3339), a.Question, a.Answer)
+	if err := writeFileAtomicSync(path, b.Bytes(), 0o600, true); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

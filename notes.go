@@ -1,0 +1,74 @@
+package main
+
+// This file builds what the next iteration's prompt adds to the task: the
+// answers to the agent's questions, a completion claimed too early
+// (--min-iterations), a failed verification's findings. The rules are:
+// notes are set after an iteration (or while the run waits) and given to
+// the next counted iteration only — an iteration retried after a usage
+// limit gets them again; each note is given in full.
+
+import (
+	"fmt"
+	"strings"
+)
+
+// promptNotes are the notes for the next iteration's prompt.
+type promptNotes struct {
+	answers []pendingAnswer
+	// early is the completion claimed before minIterations: its reason.
+	early      string
+	earlyAt    int
+	minimum    int
+	verifyNote string // a failed verification's findings (verifyloop.go)
+}
+
+// empty reports whether there is nothing to add.
+func (n *promptNotes) empty() bool {
+	return len(n.answers) == 0 && n.early == "" && n.verifyNote == ""
+}
+
+// text is what the prompt adds, "" when nothing.
+func (n *promptNotes) text(w *workspace) string {
+	if n.empty() {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n# Notes from claude-iterate\n")
+	for _, a := range n.answers {
+		fmt.Fprintf(&b, "\nThe user answered your question (also kept in %s).\nYour question:\n%s\nThe answer:\n%s\n",
+			w.answersPath(), a.Question, a.Answer)
+		b.WriteString("Remove \"question\" from .status.json if it is still there, and go on with the task using the answer.\n")
+	}
+	if n.early != "" {
+		fmt.Fprintf(&b, "\nThe last iteration (%d) claimed the task is complete (%s), but this run accepts a completion only from iteration %d on. "+
+			"The claim came too early: check the work before claiming it again — re-read the task, run the tests and builds, "+
+			"look for what is missing or wrong, and fix what you find. Mark the task complete again only when it truly is.\n",
+			n.earlyAt, n.early, n.minimum)
+	}
+	if n.verifyNote != "" {
+		b.WriteString("\n" + n.verifyNote)
+	}
+	return b.String()
+}
+
+// holdClaim refuses the completion v claims at iteration n, before
+// minimum: the run goes on — unless a condition of another group is met
+// too — and the next prompt says why.
+func (notes *promptNotes) holdClaim(v stopVerdict, stops *stopSet, n, minimum int) stopVerdict {
+	notes.early, notes.earlyAt, notes.minimum = v.reason, n, minimum
+	return otherMet(v, stops)
+}
+
+// otherMet is v without its met success condition: the first met
+// condition of another group, if any.
+func otherMet(v stopVerdict, stops *stopSet) stopVerdict {
+	v.met, v.reason = nil, ""
+	for i := range stops.ordered {
+		gc := &stops.ordered[i]
+		if gc.group != groupSuccess && i < len(v.reports) && v.reports[i].Met {
+			v.met, v.reason = gc, v.reports[i].Reason
+			break
+		}
+	}
+	return v
+}
