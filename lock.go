@@ -70,10 +70,6 @@ type recordedProc struct {
 // maxRecorded bounds the record: the agents of a long run are not all kept.
 const maxRecorded = 256
 
-// recordEvery is how often the run records its descendants and checks its
-// .lock.
-const recordEvery = time.Second
-
 // runLock is a held workspace lock.
 type runLock struct {
 	mu     sync.Mutex
@@ -81,7 +77,6 @@ type runLock struct {
 	dir    *os.File // the state directory, locked too
 	path   string
 	record runRecord
-	done   chan struct{} // closed by release: the recorder stops
 }
 
 // errLocked is a workspace another run holds.
@@ -142,9 +137,8 @@ func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	prev = readRecord(f)
-	l := &runLock{f: f, dir: dir, path: path, done: make(chan struct{}), record: runRecord{PID: os.Getpid(), RunID: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())}}
+	l := &runLock{f: f, dir: dir, path: path, record: runRecord{PID: os.Getpid(), RunID: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())}}
 	l.write()
-	go l.recordLoop()
 	return l, prev, nil
 }
 
@@ -256,46 +250,49 @@ func (l *runLock) addLocked(pid int, start uint64) bool {
 	return true
 }
 
-// recordLoop records the run's descendants as they appear, drops those
-// that ended, and puts back a deleted .lock, every recordEvery until
-// release.
-func (l *runLock) recordLoop() {
-	t := time.NewTicker(recordEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.done:
-			return
-		case <-t.C:
-		}
-		var live []procInfo
-		if hasChildren() {
+// lookAround records the run's descendants as they appear, drops those
+// that ended, and puts back a deleted, replaced or overwritten .lock. The
+// run calls it at each of the supervisor's look-arounds (every second, or
+// every 5 s when nobody watches the run live): a timer of its own would wake
+// the tool more often, which is most of what an idle run costs.
+func (l *runLock) lookAround() {
+	if l == nil {
+		return
+	}
+	var live []procInfo
+	if hasChildren() {
+		var ok bool
+		if live, ok = ownDescendants(); !ok {
 			live = descendants(os.Getpid(), listProcs())
 		}
-		l.mu.Lock()
-		if l.f == nil {
-			l.mu.Unlock()
-			return
-		}
-		changed := l.pruneLocked()
-		for _, p := range live {
-			if p.state == 'Z' {
-				continue
-			}
-			if start, ok := processStart(p.pid); ok && l.addLocked(p.pid, start) {
-				changed = true
-			}
-		}
-		if fi, err := os.Lstat(l.path); err != nil || !sameFile(fi, l.f) {
-			changed = true // deleted or replaced
-		} else if data, _ := json.Marshal(l.record); !bytes.Equal(readAtMost(l.f, lockRecordCap), append(data, '\n')) {
-			changed = true // overwritten
-		}
-		if changed {
-			l.write()
-		}
-		l.mu.Unlock()
 	}
+	l.mu.Lock()
+	if l.f == nil {
+		l.mu.Unlock()
+		return
+	}
+	changed := l.pruneLocked()
+	for _, p := range live {
+		if p.state == 'Z' {
+			continue
+		}
+		start, ok := p.start, p.start != 0
+		if !ok {
+			start, ok = processStart(p.pid)
+		}
+		if ok && l.addLocked(p.pid, start) {
+			changed = true
+		}
+	}
+	if fi, err := os.Lstat(l.path); err != nil || !sameFile(fi, l.f) {
+		changed = true // deleted or replaced
+	} else if data, _ := json.Marshal(l.record); !bytes.Equal(readAtMost(l.f, lockRecordCap), append(data, '\n')) {
+		changed = true // overwritten
+	}
+	if changed {
+		l.write()
+	}
+	l.mu.Unlock()
 }
 
 // pruneLocked drops the recorded processes that ended; l.mu is held.
@@ -328,7 +325,6 @@ func (l *runLock) release() {
 	if l.f == nil {
 		return
 	}
-	close(l.done)
 	l.record.Ended = true
 	l.record.Children = nil
 	l.write()

@@ -170,6 +170,7 @@ func (r *runner) startLive() {
 		key: r.stop.key,
 		poll: func() {
 			r.flushMetadata()
+			r.lock.lookAround()
 			r.stop.poll(false)
 			keepTerminalMode(r.sup.kb, r.termMode)
 			r.live.tick(time.Now(), r.sup.interrupt, r.sup.suspended)

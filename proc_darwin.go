@@ -78,3 +78,7 @@ func processStart(pid int) (uint64, bool) {
 // processesWithEnv cannot read other processes' environments on macOS; the
 // recorded children are all a later run finds there.
 func processesWithEnv(kv string) []int { return nil }
+
+// ownDescendants: macOS keeps no children links; the callers list every
+// process instead.
+func ownDescendants() ([]procInfo, bool) { return nil, false }

@@ -8,6 +8,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -162,4 +164,67 @@ func processesWithEnv(kv string) []int {
 		}
 	}
 	return pids
+}
+
+// ownDescendants lists the descendants of this process with their start
+// times, by walking the kernel's children links (/proc/PID/task/TID/children)
+// down from this process instead of reading every process of the machine:
+// the tool is a subreaper, so every live descendant is below one of its
+// children. It reports false when the kernel keeps no children links.
+func ownDescendants() ([]procInfo, bool) {
+	var out []procInfo
+	queue := []int{os.Getpid()}
+	for len(queue) > 0 && len(out) < 4096 {
+		pid := queue[0]
+		queue = queue[1:]
+		tasks, err := openDir("/proc/" + strconv.Itoa(pid) + "/task")
+		if err != nil {
+			if pid == os.Getpid() {
+				return nil, false
+			}
+			continue // gone meanwhile
+		}
+		tids, _ := tasks.Readdirnames(-1)
+		tasks.Close()
+		for _, tid := range tids {
+			data, err := readKernelFile("/proc/"+strconv.Itoa(pid)+"/task/"+tid+"/children", kernelFileCap)
+			if err != nil {
+				if pid == os.Getpid() && errors.Is(err, os.ErrNotExist) {
+					return nil, false // no CONFIG_PROC_CHILDREN
+				}
+				continue
+			}
+			for _, f := range bytes.Fields(data) {
+				child, err := strconv.Atoi(string(f))
+				if err != nil {
+					continue
+				}
+				if p, ok := procStat(child); ok {
+					out = append(out, p)
+					queue = append(queue, child)
+				}
+			}
+		}
+	}
+	return out, true
+}
+
+// procStat reads one process's parent, group, state and start time.
+func procStat(pid int) (procInfo, bool) {
+	data, err := readKernelFile("/proc/"+strconv.Itoa(pid)+"/stat", kernelFileCap)
+	if err != nil {
+		return procInfo{}, false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return procInfo{}, false
+	}
+	f := bytes.Fields(data[i+2:])
+	if len(f) < 20 {
+		return procInfo{}, false
+	}
+	ppid, _ := strconv.Atoi(string(f[1]))
+	pgid, _ := strconv.Atoi(string(f[2]))
+	start, _ := strconv.ParseUint(string(f[19]), 10, 64)
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0], start: start}, true
 }

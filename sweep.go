@@ -25,6 +25,7 @@ import (
 type procInfo struct {
 	pid, ppid, pgid int
 	state           byte
+	start           uint64 // clock ticks since boot; 0 when not read
 }
 
 // signalGroup sends sig to process group pgid, ignoring a group that is gone.
