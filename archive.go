@@ -100,7 +100,8 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 	if err := gz.Close(); err != nil {
 		return nil, err
 	}
-	if err := f.Chmod(0o644); err != nil {
+	// Private: the workspace's .metadata.json may hold a secret.
+	if err := f.Chmod(0o600); err != nil {
 		return nil, err
 	}
 	if err := f.Sync(); err != nil {
@@ -169,6 +170,30 @@ func addWorkspace(tw *tar.Writer, dir, top string, info *archiveInfo) error {
 		}
 		return addEntry(tw, dir, rel, top, fi, info)
 	})
+}
+
+// outwardLinks returns the symbolic links under the workspace directory dir
+// that lead out of it, relative to dir, in lexical order: restore refuses
+// an archive holding one.
+func outwardLinks(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if checkLinkInside(dir, filepath.ToSlash(rel)) != nil {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // addEntry writes one file of the workspace dir (rel, "" for dir itself),

@@ -19,7 +19,7 @@ import (
 )
 
 // cleanUsage is the manual of the clean command.
-const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive]
+const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive] [--allow-outward-links]
 
 Removes a workspace after archiving it to
 claude-iterate/archive/<name>-<UTC time>.tar.gz in the project root: a
@@ -29,9 +29,17 @@ restore' brings it back. On a terminal, clean asks for confirmation;
 elsewhere it needs -f. A workspace being run is not cleaned: stop the run
 first.
 
+A workspace holding a symbolic link that leads out of it (a Python venv has
+them) is not cleaned: 'archive restore' would refuse its archive. Remove the
+link first, or give --allow-outward-links.
+
+Declining the question leaves the workspace and exits 0.
+
 Options:
-  -f, --force    remove without asking
-  --no-archive   remove without archiving: the workspace is gone for good
+  -f, --force              remove without asking
+  --no-archive             remove without archiving: the workspace is gone for good
+  --allow-outward-links    archive and remove even with links leading out of
+                           the workspace (only tar will unpack that archive)
 
 Examples:
   claude-iterate clean api-migration
@@ -41,13 +49,21 @@ Examples:
 
 // archiveUsage is the manual of the archive command.
 const archiveUsage = `Usage: claude-iterate archive list
+       claude-iterate archive save <workspace>
+       claude-iterate archive show <archive>
        claude-iterate archive restore <archive> [<workspace>]
+       claude-iterate archive delete <archive> [-f]
 
 'claude-iterate clean' archives workspaces to claude-iterate/archive in the
 project root.
 
   list      lists the archived workspaces: name, and mode, status, iterations
             and progress when archived, the time of the archive and its file
+  save      archives a workspace as clean does, and keeps it
+  show      prints an archive's workspace (mode, status, iterations, last
+            stop) and its files
+  delete    removes an archive from claude-iterate/archive; asks on a
+            terminal, elsewhere needs -f
   restore   unpacks <archive> into a new workspace: <workspace> if given (a
             name or a path), else the archived workspace's name. <archive> is
             a file, the name of one in claude-iterate/archive (.tar.gz may be
@@ -64,6 +80,9 @@ Examples:
   claude-iterate archive list
   claude-iterate archive restore api-migration
   claude-iterate archive restore api-migration-20250114T093000Z api-migration-2
+  claude-iterate archive save api-migration
+  claude-iterate archive show api-migration
+  claude-iterate archive delete -f api-migration-20250114T093000Z
 `
 
 func runClean(env *cliEnv, args []string) error {
@@ -71,6 +90,7 @@ func runClean(env *cliEnv, args []string) error {
 	force := flags.Bool("f", false, "")
 	flags.BoolVar(force, "force", false, "")
 	noArchive := flags.Bool("no-archive", false, "")
+	allowOutward := flags.Bool("allow-outward-links", false, "")
 	pos, err := parseFlags(flags, args, 1)
 	if err != nil {
 		return err
@@ -98,6 +118,25 @@ func runClean(env *cliEnv, args []string) error {
 	}
 	shownDir := relPath(env.projectRoot, w.Dir)
 	shownArchives := relPath(env.projectRoot, archiveDir)
+	var outward []string
+	if !*noArchive {
+		// Checked before the question: an archive that restore refuses is
+		// no archive to the user who answers it.
+		if outward, err = outwardLinks(w.Dir); err != nil {
+			return fmt.Errorf("checking workspace %s: %w", w.Name, err)
+		}
+		if len(outward) > 0 && !*allowOutward {
+			more := ""
+			if len(outward) > 1 {
+				more = fmt.Sprintf(" (and %d more)", len(outward)-1)
+			}
+			return withHint(fmt.Errorf("not cleaning workspace %s: the symbolic link %s%s leads out of it, and 'archive restore' would refuse its archive", w.Name, filepath.Join(shownDir, outward[0]), more),
+				"remove the link first, or clean it anyway (only tar will unpack the archive): claude-iterate clean --allow-outward-links %s", shellQuote(arg))
+		}
+		for _, l := range outward {
+			fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
+		}
+	}
 	if !*force {
 		question := fmt.Sprintf("Archive workspace %s to %s/ and remove %s? [y/N] ", w.Name, shownArchives, shownDir)
 		if *noArchive {
@@ -108,7 +147,9 @@ func runClean(env *cliEnv, args []string) error {
 			return failUsage(env, fmt.Errorf("not removing workspace %s without confirmation: %v", w.Name, err), "to remove it without a question: claude-iterate clean -f %s", arg)
 		}
 		if !yes {
-			return fmt.Errorf("workspace %s was not removed", w.Name)
+			// Declining is an answer, not an error.
+			fmt.Fprintf(env.stdout, "Workspace %s was not removed\n", w.Name)
+			return nil
 		}
 	}
 	var info *archiveInfo
@@ -119,9 +160,6 @@ func runClean(env *cliEnv, args []string) error {
 		}
 		for _, rel := range info.skipped {
 			fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))
-		}
-		for _, l := range info.outward {
-			fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
 		}
 		fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%d files, %s)\n", w.Name, relPath(env.projectRoot, info.path), info.files, byteSize(info.size))
 	}
@@ -151,7 +189,11 @@ func checkRemovable(env *cliEnv, w *workspace, archiveDir string) error {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return fmt.Errorf("workspace %s is a symbolic link (%s): clean removes only real directories", w.Name, relPath(env.projectRoot, w.Dir))
 	}
-	if within(w.Dir, env.projectRoot) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("finding the current directory: %w", err)
+	}
+	if within(w.Dir, wd) || within(w.Dir, env.projectRoot) {
 		return fmt.Errorf("workspace %s (%s) holds the current directory: clean it from elsewhere", w.Name, w.Dir)
 	}
 	if within(w.Dir, archiveDir) {
@@ -204,7 +246,7 @@ func openArchivedArg(env *cliEnv, pos []string) (*archivedWorkspace, error) {
 
 func runArchive(env *cliEnv, args []string) error {
 	if len(args) == 0 {
-		return usagef("missing subcommand: list or restore")
+		return usagef("missing subcommand: list, save, show, restore or delete")
 	}
 	switch sub := args[0]; {
 	case sub == "list":
@@ -214,12 +256,21 @@ func runArchive(env *cliEnv, args []string) error {
 		return listArchives(env, false)
 	case sub == "restore":
 		return runArchiveRestore(env, args[1:])
+	case sub == "save":
+		return runArchiveSave(env, args[1:])
+	case sub == "show":
+		return runArchiveShow(env, args[1:])
+	case sub == "delete":
+		return runArchiveDelete(env, args[1:])
 	case sub == "-h" || sub == "-help" || sub == "--help":
 		return errHelp
 	case strings.HasPrefix(sub, "-"):
 		return usagef("unknown flag %s", sub)
 	default:
-		return usagef("unknown subcommand %q: want list or restore", sub)
+		if s := closestName(sub, []string{"list", "save", "show", "restore", "delete"}); s != "" {
+			return usagef("unknown subcommand %q (did you mean %q?)", sub, s)
+		}
+		return usagef("unknown subcommand %q: want list, save, show, restore or delete", sub)
 	}
 }
 

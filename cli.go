@@ -32,8 +32,11 @@ type command struct {
 type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	// projectRoot is the directory the tool was started in.
-	projectRoot string
+	// projectRoot is the nearest directory upwards from the one the tool
+	// was started in that holds claude-iterate/ or .claude-iterate.json,
+	// else the one it was started in; rootMarker is what marked it ("" for
+	// none).
+	projectRoot, rootMarker string
 }
 
 // commandTable lists the subcommands in the order help shows them.
@@ -47,16 +50,28 @@ func commandTable() []*command {
 		{name: "verify", summary: "check with a read-only verifier whether the task is really done", usage: verifyUsage, run: runVerify},
 		{name: "answer", summary: "answer the question the agent asked", usage: answerUsage, run: runAnswer},
 		{name: "watch", summary: "show the live panel of a run in progress, from another shell", usage: watchUsage, run: runWatch},
+		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, run: runLogs},
 		{name: "list", summary: "list workspaces with status, iterations and progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
 		{name: "history", summary: "show what each iteration did: a table and a chart per run", usage: historyUsage, run: runHistory},
 		{name: "reset", summary: "forget a workspace's runs, keeping its task", usage: resetUsage, run: runReset},
 		{name: "clean", summary: "archive a workspace, then remove it", usage: cleanUsage, run: runClean},
 		{name: "archive", summary: "list archived workspaces, or restore one", usage: archiveUsage, run: runArchive},
+		{name: "template", summary: "save a workspace's task as a template, list, show or delete templates", usage: templateUsage, run: runTemplate},
 		{name: "config", summary: "show the effective configuration and where each value comes from", usage: configUsage(), run: runConfig},
+		{name: "completion", summary: "print a shell completion script (bash, zsh or fish)", usage: completionUsage, run: runCompletion},
 		{name: "version", summary: "print the version", usage: versionUsage, run: runVersion},
 		{name: "help", summary: "show help for a command", usage: helpUsage, run: runHelp},
 	}
+}
+
+// suggestCommand returns the command name most likely meant, or "".
+func suggestCommand(name string) string {
+	var names []string
+	for _, c := range commandTable() {
+		names = append(names, c.name)
+	}
+	return closestName(name, names)
 }
 
 func lookupCommand(name string) *command {
@@ -83,7 +98,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) exitStatus {
 		fmt.Fprintf(stderr, "%s: finding the current directory: %v\n", progName, err)
 		return exitStatus{code: exitError}
 	}
-	env := &cliEnv{stdin: stdin, stdout: stdout, stderr: stderr, projectRoot: wd}
+	root, marker := findProjectRoot(wd)
+	env := &cliEnv{stdin: stdin, stdout: stdout, stderr: stderr, projectRoot: root, rootMarker: marker}
 
 	if len(args) == 0 {
 		printMainUsage(stderr)
@@ -98,13 +114,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) exitStatus {
 		name = "version"
 	case mockAgentCommand:
 		return exitStatus{code: runMockAgent(rest, stdin, stdout, stderr)}
+	case completeCommand:
+		return exitStatus{code: runComplete(env, rest)}
 	}
 	c := lookupCommand(name)
 	if c == nil {
 		fmt.Fprintf(stderr, "%s: unknown command %q\n", progName, name)
+		if s := suggestCommand(name); s != "" {
+			fmt.Fprintf(stderr, "%s: hint: did you mean '%s %s'?\n", progName, progName, s)
+		}
 		fmt.Fprintf(stderr, "Run '%s --help' for the list of commands.\n", progName)
 		return exitStatus{code: exitUsage}
 	}
+	warnUserConfig(stderr)
 	return report(env, c, c.run(env, rest))
 }
 
@@ -120,6 +142,7 @@ Stopping a run:
   claude-iterate stop      the same, from another shell (or: touch <workspace>/.stop)
   Ctrl+C                   stop now: the agent gets SIGINT and time to clean up
   Ctrl+C twice             force: kill the agent and everything it started
+  Ctrl+\                   force at once (SIGQUIT)
   Ctrl+Z / fg              suspend and resume the tool, the agent and its tools
 
 Exit status:
@@ -200,6 +223,9 @@ func runHelp(env *cliEnv, args []string) error {
 	}
 	c := lookupCommand(pos[0])
 	if c == nil {
+		if s := suggestCommand(pos[0]); s != "" {
+			return usagef("unknown command %q (did you mean %q?)", pos[0], s)
+		}
 		return usagef("unknown command %q", pos[0])
 	}
 	io.WriteString(env.stdout, c.usage)

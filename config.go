@@ -64,6 +64,8 @@ var configKeys = []configKey{
 	{"outputLevel", kindOutputLevel, outputProgress, "quiet, progress or verbose"},
 	{"claude.command", kindString, "claude", "the agent executable (also: --claude, $CLAUDE_ITERATE_CLAUDE)"},
 	{"claude.args", kindStringList, []string{}, "extra arguments given to the agent before -p"},
+	{"claude.permissionMode", kindString, "", "claude's --permission-mode (e.g. acceptEdits); empty means claude's default (also: --permission-mode)"},
+	{"claude.allowedTools", kindStringList, []string{}, "claude's --allowedTools, e.g. [\"Edit\",\"Write\",\"Bash(go test:*)\"] (also: --allowed-tools)"},
 	{"notifyUrl", kindURL, "", "URL to POST ntfy-style notifications to; empty means none"},
 	{"notifyEvents", kindEventList, []string{"all"}, "events to notify: all, or some of " + strings.Join(notifyEventNames, ", ")},
 	{"notification.statusWatch.enabled", kindBool, true, "notify when the agent updates .status.json"},
@@ -121,6 +123,10 @@ type settings struct {
 	OnQuestion    string
 	Verification  verificationSettings
 
+	// PermissionMode and AllowedTools are passed to claude (permissionArgs).
+	PermissionMode string
+	AllowedTools   []string
+
 	values  map[string]any    // by key, as the config command shows them
 	sources map[string]string // the layer each key's value came from
 	layers  []*configLayer
@@ -155,6 +161,10 @@ func (s *settings) set(key string, v any) bool {
 		s.ClaudeCommand = v.(string)
 	case "claude.args":
 		s.ClaudeArgs = v.([]string)
+	case "claude.permissionMode":
+		s.PermissionMode = v.(string)
+	case "claude.allowedTools":
+		s.AllowedTools = v.([]string)
 	case "notifyUrl":
 		s.NotifyURL = v.(string)
 	case "notifyEvents":
@@ -249,7 +259,7 @@ func loadFileLayer(name, path string) (*configLayer, error) {
 
 // baseLayers loads the user and project layers.
 func baseLayers(projectRoot string) (project, user *configLayer, err error) {
-	user, err = loadFileLayer(layerUser, userConfigPath())
+	user, err = loadFileLayer(layerUser, userConfigFile())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -318,8 +328,8 @@ func suggestKey(name string) string {
 	best, bestDist := "", 3
 	for _, k := range configKeys {
 		kl := strings.ToLower(k.name)
-		if strings.HasSuffix(kl, "."+lower) {
-			return k.name
+		if strings.HasSuffix(kl, "."+lower) || (len(lower) >= 5 && strings.HasSuffix(kl, lower)) {
+			return k.name // "args", "maxIterations" (defaultMaxIterations)
 		}
 		if d := editDistance(kl, lower); d < bestDist {
 			best, bestDist = k.name, d

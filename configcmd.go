@@ -51,6 +51,8 @@ func jsonValue(key *configKey, v any) any {
 // configUsageFormat is the manual of the config command, less its list of
 // keys (%s).
 const configUsageFormat = `Usage: claude-iterate config [<workspace>] [--json]
+       claude-iterate config set KEY VALUE [--add|--remove] [--user|--project|--workspace WS]
+       claude-iterate config unset KEY [--user|--project|--workspace WS]
 
 Shows every configuration key with its effective value and the layer it
 comes from. Layers, highest first:
@@ -58,7 +60,9 @@ comes from. Layers, highest first:
   flag       command-line flags of 'run'
   env        $CLAUDE_ITERATE_CLAUDE (claude.command)
   workspace  "config" in <workspace>/.metadata.json (set by 'init' flags)
-  project    .claude-iterate.json in the project root (the current directory)
+  project    .claude-iterate.json in the project root: the nearest directory
+             upwards holding claude-iterate/, .claude-iterate.json or
+             .claude-iterate/ (else the current directory)
   user       $XDG_CONFIG_HOME/claude-iterate/config.json (~/.config/... by default)
   default    built in
 
@@ -73,6 +77,7 @@ position and the key, and exits with status 1, whatever command read it.
 Options:
   --json   print {"key": {"value": …, "source": …}, …} instead of a table
 
+` + configSetUsage + `
 Keys:
 %s
 Examples:
@@ -90,6 +95,9 @@ func configUsage() string {
 }
 
 func runConfig(env *cliEnv, args []string) error {
+	if len(args) > 0 && (args[0] == "set" || args[0] == "unset") {
+		return runConfigSet(env, args[1:], args[0] == "unset")
+	}
 	fs := newFlagSet("config")
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseFlags(fs, args, 1)
@@ -112,6 +120,9 @@ func runConfig(env *cliEnv, args []string) error {
 	}
 	layers = append(layers, project, user)
 	s := resolveSettings(layers...)
+	if !*asJSON {
+		fmt.Fprintf(env.stdout, "%s\n\n", describeProjectRoot(env))
+	}
 	return printSettings(env.stdout, s, ws, *asJSON)
 }
 

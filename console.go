@@ -3,7 +3,7 @@ package main
 // This file implements the run's console output. The rules are: quiet prints
 // errors only; progress (the default) prints a line at each iteration's start
 // and end and the run's last line; verbose adds the agent's transcript. On a
-// terminal (stdout a terminal, TERM not dumb, no NO_COLOR) a live panel is
+// terminal (stdout a terminal, TERM not dumb) a live panel is
 // kept below the scrolling lines: erased before anything scrolls, drawn
 // again after it, erased before the tool suspends, never drawn while the
 // tool is in the background, and dropped for good before the run's last
@@ -37,8 +37,9 @@ type console struct {
 	level string
 	// tty is stdout when it is a terminal.
 	tty *os.File
-	// fancy allows in-place updates (a terminal that is not dumb, and no
-	// NO_COLOR); color, SGR colours too.
+	// fancy allows in-place updates (a terminal that is not dumb); color,
+	// SGR colours too (and no NO_COLOR: by its convention it turns off
+	// colour only).
 	fancy, color bool
 
 	// panel is the block kept below the scrolling lines (nil: none), drawn
@@ -57,14 +58,17 @@ type console struct {
 	// onLine is told of every scrolling line (not the transcript): the
 	// state file keeps the last ones for watch.
 	onLine func(line string)
+	// waitLine keeps the panel off the screen until a line has scrolled:
+	// a run's first frame comes under its header line, not above it.
+	waitLine bool
 }
 
 func newConsole(out, errw io.Writer, level string) *console {
 	dest := holdInBackground(out)
 	c := &console{out: bufio.NewWriterSize(dest, 64<<10), dest: dest, err: holdInBackground(errw), level: level}
-	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" && os.Getenv("NO_COLOR") == "" {
-		c.fancy, c.tty = true, f
-		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM"))
+	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" {
+		c.fancy, c.tty, c.waitLine = true, f, true
+		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM")) && os.Getenv("NO_COLOR") == ""
 		c.refreshForeground()
 	}
 	return c
@@ -181,6 +185,14 @@ func (c *console) setPanel(lines []string) {
 	c.out.Flush()
 }
 
+// drawAtOnce lets the panel be drawn before any line scrolls (watch: the
+// run's lines come with its state, if any).
+func (c *console) drawAtOnce() {
+	c.mu.Lock()
+	c.waitLine = false
+	c.mu.Unlock()
+}
+
 // dropPanel erases the panel for good (before the run's last line).
 func (c *console) dropPanel() {
 	c.mu.Lock()
@@ -220,7 +232,7 @@ func (c *console) erasePanel() {
 
 // drawPanel draws the panel below the cursor; c.mu must be held.
 func (c *console) drawPanel() {
-	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground {
+	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground || c.waitLine {
 		return
 	}
 	w := c.termWidth() - 1
@@ -248,6 +260,7 @@ func (c *console) scroll(w io.Writer, line string) {
 	if c.onLine != nil {
 		c.onLine(line)
 	}
+	c.waitLine = false
 	c.drawPanel()
 	c.out.Flush()
 }

@@ -28,8 +28,9 @@ const maxDenialsShown = 5
 
 // refusedHint tells how to let the agent use its tools.
 const refusedHint = `claude asks before it writes files or runs commands, and in -p mode nobody can answer: ` +
-	`allow the tools with "claude.args" in .claude-iterate.json, e.g. ["--permission-mode","acceptEdits"] ` +
-	`or ["--allowedTools","Write,Edit,Bash"], or run with --dangerously-skip-permissions (only inside a sandbox)`
+	`allow the tools with --permission-mode acceptEdits or --allowed-tools Write,Edit,Bash ` +
+	`(to keep them: claude-iterate config set claude.permissionMode acceptEdits), ` +
+	`or run with --dangerously-skip-permissions (only inside a sandbox)`
 
 // denials returns the tool calls the iteration's CLI refused.
 func (o *iterationOutcome) denials() []permissionDenial {

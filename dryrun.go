@@ -2,7 +2,8 @@ package main
 
 // This file keeps a dry run away from real workspaces. The rules are: a dry
 // run works on a scratch copy of the workspace's files in a temporary
-// directory (its logs left out), so that the real workspace's files stay
+// directory (its logs and a live run's own state left out: its lock, its
+// run state, its stop request), so that the real workspace's files stay
 // byte for byte as they were — its progress, status, counters, costs and
 // logs; the copy is removed when the run ends. Only a demo workspace that
 // does not exist yet is created for real, as the first command a new user
@@ -37,9 +38,14 @@ func (r *runPlan) useScratch(ws *workspace) (*workspace, error) {
 	return &c, nil
 }
 
+// runOwnFiles are the files of a workspace that belong to the run working on
+// it, not to the task. A dry run copying the lock would take the live run
+// for a killed one and end its agent.
+var runOwnFiles = map[string]bool{lockFile: true, runStateFile: true, stopFile: true}
+
 // copyTree copies the directories, regular files and symbolic links under
-// src to dst, leaving out src's logs directory. A missing src is an empty
-// tree.
+// src to dst, leaving out src's logs directory and a run's own files. A
+// missing src is an empty tree.
 func copyTree(src, dst string) error {
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return err
@@ -58,6 +64,8 @@ func copyTree(src, dst string) error {
 			return nil
 		case d.IsDir() && rel == logsDir:
 			return fs.SkipDir
+		case runOwnFiles[rel]:
+			return nil
 		case d.IsDir():
 			return os.MkdirAll(to, 0o700)
 		case d.Type()&fs.ModeSymlink != 0:

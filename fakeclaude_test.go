@@ -44,6 +44,8 @@ package main
 //	signal-parent SIG    send SIG (INT, TERM, HUP) to claude-iterate
 //	sh COMMAND           run COMMAND with sh -c, its output to stderr
 //	daemon PIDFILE       double-fork a sleeper (re-parented to the tool)
+//	daemon-scrubbed PIDFILE
+//	                     the same with an empty environment, in a new session
 //	ppid FILE            write its parent's (claude-iterate's) pid to FILE
 //	wait-file FILE       block until FILE exists (the test's go-ahead)
 //	wait-text FILE TEXT  block until FILE contains TEXT (e.g. the tool's output)
@@ -244,6 +246,10 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 		// Double fork: the sleeper's parent exits at once, so it re-parents
 		// to the nearest subreaper (claude-iterate).
 		exec.Command("sh", "-c", "sleep 3600 & echo $! > "+arg+".tmp && mv "+arg+".tmp "+arg).Run()
+	case "daemon-scrubbed":
+		// A daemon that scrubbed its environment (no CLAUDE_ITERATE_RUN)
+		// and left the session: env -i, setsid, double fork.
+		exec.Command("env", "-i", "PATH="+os.Getenv("PATH"), "setsid", "sh", "-c", "sleep 3600 & echo $! > "+arg+".tmp && mv "+arg+".tmp "+arg).Run()
 	case "wait-file":
 		for !fileExists(arg) {
 			time.Sleep(10 * time.Millisecond)

@@ -37,7 +37,13 @@ func parseFlags(fs *flag.FlagSet, args []string, maxPositional int) ([]string, e
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
-			return nil, usagef("%s", flagErrorText(err, args))
+			msg := flagErrorText(err, args)
+			if name, ok := strings.CutPrefix(msg, "unknown flag "); ok {
+				if s := suggestFlag(fs, name); s != "" {
+					msg += fmt.Sprintf(" (did you mean %s?)", s)
+				}
+			}
+			return nil, usagef("%s", msg)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -216,4 +222,45 @@ func (f *listFlag) Set(s string) error {
 	}
 	f.vals = append(f.vals, s)
 	return nil
+}
+
+// suggestFlag returns the flag of fs that typed (as the user typed it,
+// "--max-iteration") most likely meant, spelt the same way ("-" or "--"),
+// or "".
+func suggestFlag(fs *flag.FlagSet, typed string) string {
+	dashes := "-"
+	if strings.HasPrefix(typed, "--") {
+		dashes = "--"
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(typed, "-"), "=")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if best := closestName(name, names); best != "" {
+		return dashes + best
+	}
+	return ""
+}
+
+// closestName returns the name among names within a few edits of typed
+// (fewer for a short word), or one typed is a prefix of when that is the
+// only such name; "" when none is close.
+func closestName(typed string, names []string) string {
+	if typed == "" {
+		return ""
+	}
+	limit := min(2, max(1, len(typed)/3))
+	best, bestDist := "", limit+1
+	var prefixed []string
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(typed), strings.ToLower(n)); d < bestDist {
+			best, bestDist = n, d
+		}
+		if len(typed) >= 2 && strings.HasPrefix(n, typed) {
+			prefixed = append(prefixed, n)
+		}
+	}
+	if best == "" && len(prefixed) == 1 {
+		best = prefixed[0]
+	}
+	return best
 }

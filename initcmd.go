@@ -8,6 +8,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -45,11 +46,18 @@ Options:
   --instructions FILE         the task, copied to INSTRUCTIONS.md; "-" reads
                               standard input. Without it, INSTRUCTIONS.md is a
                               template to edit before 'run'
-  -m, --max-iterations N      iterations per run (default 50 loop, 20 iterative)
+  -m, --max-iterations N      iterations per run, N at least 1 (default 50 loop, 20 iterative)
   -d, --delay SECS            seconds between iterations (default 2)
   --stagnation-threshold N    iterative mode: iterations without work that stop
                               the run (default 2; 0 never)
+  --template NAME             start from template NAME (its task, mode and
+                              config; see 'help template'); the flags here
+                              override its config
   --notify-url URL            POST notifications of this workspace's runs here
+  --permission-mode MODE      claude's --permission-mode for its runs, e.g.
+                              acceptEdits (claude.permissionMode)
+  --allowed-tools LIST        claude's --allowedTools for its runs, e.g.
+                              'Edit,Write,Bash(go test:*)' (claude.allowedTools)
 
 The options after --mode are saved as this workspace's configuration
 ("config" in .metadata.json), above the project and user config files.
@@ -58,6 +66,7 @@ Examples:
   claude-iterate init api-migration --instructions TASK.md
   echo 'Fix every lint warning in ./src' | claude-iterate init lint --instructions -
   claude-iterate init ./tasks/refactor --mode iterative -m 10
+  claude-iterate init api --instructions TASK.md --permission-mode acceptEdits
 `
 
 func runInit(env *cliEnv, args []string) error {
@@ -74,6 +83,10 @@ func runInit(env *cliEnv, args []string) error {
 	fs.Var(&delay, "delay", "")
 	fs.Var(&stagnation, "stagnation-threshold", "")
 	fs.Var(&notifyURL, "notify-url", "")
+	var permissionMode, allowedTools, template stringFlag
+	fs.Var(&template, "template", "")
+	fs.Var(&permissionMode, "permission-mode", "")
+	fs.Var(&allowedTools, "allowed-tools", "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -83,6 +96,15 @@ func runInit(env *cliEnv, args []string) error {
 	}
 	if *mode != modeLoop && *mode != modeIterative {
 		return usagef("invalid value %q for flag --mode: want loop or iterative", *mode)
+	}
+	if maxIter.set && maxIter.n == 0 {
+		return errZeroIterations
+	}
+	if err := checkPermissionFlags(permissionMode, allowedTools); err != nil {
+		return err
+	}
+	if template.set && instructions.set {
+		return usagef("--template and --instructions contradict each other: the template holds the task")
 	}
 	if notifyURL.set {
 		if err := checkNotifyURL(notifyURL.s); err != nil {
@@ -107,6 +129,21 @@ func runInit(env *cliEnv, args []string) error {
 		}
 	}
 	cfg := map[string]any{}
+	if template.set {
+		t, err := findTemplate(env, template.s, false)
+		if err != nil {
+			return err
+		}
+		text = t.instructions
+		modeSet := false
+		fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
+		if !modeSet {
+			*mode = t.Mode
+		}
+		for k, v := range t.Config {
+			cfg[k] = v // the flags below override it
+		}
+	}
 	if maxIter.set {
 		cfg["defaultMaxIterations"] = maxIter.n
 	}
@@ -119,6 +156,7 @@ func runInit(env *cliEnv, args []string) error {
 	if notifyURL.set {
 		cfg["notifyUrl"] = notifyURL.s
 	}
+	addPermissionSettings(cfg, permissionMode, allowedTools)
 	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
 	if len(cfg) > 0 {
 		w.meta.Config = cfg
@@ -134,7 +172,7 @@ func runInit(env *cliEnv, args []string) error {
 	}
 	shown := relPath(env.projectRoot, w.Dir)
 	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
-	if !instructions.set {
+	if !instructions.set && !template.set {
 		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(pos[0]))
 	} else {
 		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", shellQuote(pos[0]))

@@ -37,9 +37,10 @@ type keyboard struct {
 	panicked chan any
 
 	mu      sync.Mutex
-	reading bool // the reader goroutine is reading
-	cbreak  bool // the terminal is in cbreak mode
-	paused  bool // reading is suspended until resume
+	reading bool            // the reader goroutine is reading
+	cbreak  bool            // the terminal is in cbreak mode
+	mode    syscall.Termios // the cbreak mode, while cbreak
+	paused  bool            // reading is suspended until resume
 	wake    chan struct{}
 	closed  bool
 }
@@ -98,7 +99,7 @@ func (k *keyboard) resume() {
 			t.Cc[syscall.VTIME] = 1
 		}
 		if setTermios(k.tty, &t) == nil {
-			k.cbreak = true
+			k.cbreak, k.mode = true, t
 		}
 	}
 	if k.paused || !k.reading {
@@ -135,7 +136,11 @@ func (k *keyboard) pause() {
 	k.paused = true
 	k.tty.SetReadDeadline(time.Now())
 	if k.cbreak {
-		setTermios(k.tty, k.saved)
+		if now, err := getTermios(k.tty); err == nil {
+			putModes(k.tty, now, k.saved)
+		} else {
+			setTermios(k.tty, k.saved)
+		}
 		k.cbreak = false
 	}
 }
@@ -173,6 +178,13 @@ func (k *keyboard) read() {
 		}
 		n, err := k.tty.Read(buf)
 		for _, b := range buf[:n] {
+			if sig, ok := keySignal(b, k.saved); ok {
+				// The terminal's ISIG was turned off behind the tool's
+				// back (an agent that opened it by name): the key that
+				// should have been a signal still is one.
+				syscall.Kill(os.Getpid(), sig)
+				continue
+			}
 			select {
 			case k.keys <- b:
 			default: // nobody is listening fast enough; drop the key
@@ -187,4 +199,19 @@ func (k *keyboard) read() {
 			k.mu.Unlock()
 		}
 	}
+}
+
+// keepMode puts the keyboard's cbreak mode back if something else changed
+// the terminal's modes, and reports whether the keyboard is reading (its
+// mode is then the run's). Only from the foreground.
+func (k *keyboard) keepMode() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.cbreak || k.paused || k.closed {
+		return false
+	}
+	if now, err := getTermios(k.tty); err == nil && *now != k.mode && k.inForeground() {
+		putModes(k.tty, now, &k.mode)
+	}
+	return true
 }

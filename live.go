@@ -218,6 +218,7 @@ func newLive(lc liveConfig) *live {
 		r := lc.log
 		r.printf("[notifications: %s, events: %v]", redactURL(u), lc.cfg.NotifyEvents)
 		l.pub.notify = newNotifier(u, lc.cfg.NotifyEvents, func(msg string) { r.printf("WARNING: %s", msg) })
+		l.pub.notify.onScreen(func(msg string) { lc.con.errorf("%s", msg) })
 	}
 	if lc.events != nil {
 		lc.events.warn = func(msg string) { lc.con.errorf("warning: %s", msg) }
@@ -255,6 +256,13 @@ func (l *live) emit(ev runEvent) {
 // quiet, a heartbeat set.
 func (l *live) beats() bool {
 	return !l.con.panelWanted() && l.con.level != outputQuiet && l.heartbeat > 0
+}
+
+// beatsFasterThan reports whether heartbeat lines come more often than
+// every d: a quiet supervisor, looking around every d, would space them d
+// apart.
+func (l *live) beatsFasterThan(d time.Duration) bool {
+	return l.beats() && l.heartbeat < d
 }
 
 // tick does what is due at now; it runs at the supervisor's poll.

@@ -6,6 +6,15 @@ package main
 // then each iteration; writes are buffered (at most 10 KiB) and flushed at
 // every iteration end and on every exit path, signals included; a log that
 // cannot be written disables logging with one warning and the run goes on.
+//
+// The log must never take the room the run's state needs (a disk filled by
+// the log once left a run whose final save failed): transcripts stop being
+// logged, with one warning, once the log passes logBudget or the device has
+// less than logLowSpace left (looked at every logSpaceCheck bytes and at
+// every flush); the run's sections (its start, each iteration's end, its
+// end) are still logged. A reserve file of logReserve bytes, made with the
+// log, is removed then (and when the log is closed or fails), so that the
+// state files have room to be saved.
 
 import (
 	"bufio"
@@ -20,6 +29,13 @@ import (
 
 const logBufferSize = 10 << 10
 
+const (
+	logBudget     = 1 << 30 // at most this much transcript in one log
+	logLowSpace   = 4 << 20 // transcripts stop when the device has less left
+	logSpaceCheck = 1 << 20 // free space is looked at every this many bytes
+	logReserve    = 1 << 20 // room kept for the state files
+)
+
 const logRule = "================================================================================"
 
 // runLog is the log of one run. It is safe for concurrent use; a nil *runLog
@@ -31,6 +47,12 @@ type runLog struct {
 	w      *bufio.Writer
 	failed bool
 	warn   func(error)
+
+	budget, lowSpace int64 // logBudget and logLowSpace (tests lower them)
+	written          int64 // bytes written
+	checkAt          int64 // written, when free space is looked at next
+	full             bool  // transcripts are no longer logged
+	reserve          string
 }
 
 // openRunLog creates the run's log in dir. warn is called once if writing
@@ -56,7 +78,56 @@ func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &runLog{path: filepath.Join(dir, name), f: f, w: bufio.NewWriterSize(f, logBufferSize), warn: warn}, nil
+	l := &runLog{path: filepath.Join(dir, name), f: f, w: bufio.NewWriterSize(f, logBufferSize), warn: warn, budget: logBudget, lowSpace: logLowSpace}
+	l.makeReserve(filepath.Join(dir, ".reserve"))
+	return l, nil
+}
+
+// makeReserve writes the reserve file (best effort: without room for it,
+// there is none to keep).
+func (l *runLog) makeReserve(path string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, err = f.Write(make([]byte, logReserve))
+	if cerr := f.Close(); err != nil || cerr != nil {
+		os.Remove(path)
+		return
+	}
+	l.reserve = path
+}
+
+// freeReserve removes the reserve file; l.mu is held.
+func (l *runLog) freeReserve() {
+	if l.reserve != "" {
+		os.Remove(l.reserve)
+		l.reserve = ""
+	}
+}
+
+// keepRoom stops the logging of transcripts when the log passed its budget
+// or the device is almost full; l.mu is held.
+func (l *runLog) keepRoom(force bool) {
+	if l.full || (!force && l.written < l.checkAt) {
+		return
+	}
+	l.checkAt = l.written + logSpaceCheck
+	free, ok := freeSpace(filepath.Dir(l.path))
+	over := l.written > l.budget
+	if !over && (!ok || free >= l.lowSpace) {
+		return
+	}
+	l.full = true
+	l.freeReserve()
+	why := fmt.Sprintf("the log passed %d MiB", l.budget>>20)
+	if !over {
+		why = fmt.Sprintf("%d KiB left on its device", free>>10)
+	}
+	l.w.WriteString("[transcripts are no longer logged: " + why + "]\n")
+	if l.warn != nil {
+		l.warn(fmt.Errorf("%s: %s; transcripts are no longer logged, to keep room for the run's state", l.path, why))
+	}
 }
 
 // Write implements io.Writer; it never fails, so that the transcript goes on
@@ -67,16 +138,26 @@ func (l *runLog) Write(p []byte) (int, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.failed {
-		if _, err := l.w.Write(p); err != nil {
-			l.fail(err)
-		}
-	}
+	l.write(p, false)
 	return len(p), nil
+}
+
+// write logs p, unless it is a transcript (not always) and transcripts are
+// no longer logged; l.mu is held.
+func (l *runLog) write(p []byte, always bool) {
+	l.keepRoom(false)
+	if l.failed || (l.full && !always) {
+		return
+	}
+	if _, err := l.w.Write(p); err != nil {
+		l.fail(err)
+	}
+	l.written += int64(len(p))
 }
 
 func (l *runLog) fail(err error) {
 	l.failed = true
+	l.freeReserve()
 	if l.warn != nil {
 		l.warn(fmt.Errorf("writing log %s: %v; logging disabled for this run", l.path, unwrapPathError(err)))
 	}
@@ -95,7 +176,12 @@ func (l *runLog) section(title string, lines ...string) {
 		b.WriteString(s + "\n")
 	}
 	b.WriteString(logRule + "\n\n")
-	l.Write([]byte(b.String()))
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.write([]byte(b.String()), true)
 }
 
 // Flush writes the buffer to the file.
@@ -105,6 +191,7 @@ func (l *runLog) Flush() {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.keepRoom(true)
 	if !l.failed {
 		if err := l.w.Flush(); err != nil {
 			l.fail(err)
@@ -120,6 +207,7 @@ func (l *runLog) Close() {
 	l.Flush()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.freeReserve()
 	l.f.Close()
 }
 

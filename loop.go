@@ -165,12 +165,13 @@ func (r *runner) startLive() {
 	}
 	// Without a panel to keep current or notifications to send, nothing
 	// is shown between an iteration's start and end.
-	quiet := !r.con.panelWanted() && !r.live.notifies()
+	quiet := !r.con.panelWanted() && !r.live.notifies() && !r.live.beatsFasterThan(quietPollEvery)
 	r.sup.hooks = supervisorHooks{
 		key: r.stop.key,
 		poll: func() {
 			r.flushMetadata()
 			r.stop.poll(false)
+			keepTerminalMode(r.sup.kb, r.termMode)
 			r.live.tick(time.Now(), r.sup.interrupt, r.sup.suspended)
 		},
 		quiet: quiet,
@@ -214,6 +215,9 @@ func (r *runner) loop() ending {
 	}
 	r.checks.asks.take() // an answer given while no run was going on
 	for {
+		if end := workspaceGone(r.ws); end != nil {
+			return *end
+		}
 		if end := r.checkDeadline(); end != nil {
 			return *end
 		}
@@ -536,7 +540,7 @@ func (r *runner) finish(end ending) error {
 		fmt.Sprintf("Exit code: %d", end.code), fmt.Sprintf("Iterations: %d", run.Iterations),
 		fmt.Sprintf("Cost: $%.4f", run.CostUSD), "Elapsed: "+roundDuration(elapsed).String())
 	r.sup.kb.close()
-	r.termMode.restore()
+	r.termMode.restoreAtExit()
 	r.con.releaseHeld(true)
 	if end.signal == syscall.SIGTERM || end.signal == syscall.SIGHUP {
 		r.con.rawf("Done.")

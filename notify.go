@@ -9,8 +9,10 @@ package main
 //     failing or unreachable server never slows the loop.
 //   - Each request gets notifyTimeout; at exit, the pending ones get
 //     notifyExitWait in all, less if a signal comes, then are given up.
-//   - A failure is one warning line in the log, never on the screen; after
-//     maxNotifyWarnings, the rest are counted, not written.
+//   - A failure is one warning line in the log; after maxNotifyWarnings, the
+//     rest are counted, not written. On the screen (tell), one line at the
+//     end says how many failed and why, and a wait at exit that lasts says
+//     what it waits for.
 //   - The URL's credentials never appear anywhere: they are taken out of
 //     the URL and sent as an Authorization header, and messages name the
 //     URL redacted.
@@ -62,6 +64,22 @@ type notifier struct {
 	silenced   atomic.Bool // after close: write nothing more
 	warnings   int         // the sender's goroutine only
 	warn       func(msg string)
+	// tell writes a line on the screen; nil: nowhere.
+	tell func(msg string)
+	// queued counts the notifications wanted, failed those that failed,
+	// lastFailure says why the last one did.
+	queued, failed atomic.Int64
+	lastFailure    atomic.Pointer[string]
+}
+
+// notifyWaitSilent is how long the wait at exit goes unannounced.
+const notifyWaitSilent = 300 * time.Millisecond
+
+// onScreen makes n tell its end-of-run summary with tell.
+func (n *notifier) onScreen(tell func(msg string)) {
+	if n != nil {
+		n.tell = tell
+	}
 }
 
 // newNotifier starts a notifier for rawURL (already checked), or returns
@@ -103,6 +121,7 @@ func (n *notifier) send(nt notification) {
 	}
 	// Agent text may be quoted; a subscriber may print it to a terminal.
 	nt.title, nt.body = sanitizeString(nt.title), sanitizeString(nt.body)
+	n.queued.Add(1)
 	n.pending.Add(1)
 	select {
 	case n.queue <- nt:
@@ -174,13 +193,20 @@ func (n *notifier) scrub(s string) string {
 }
 
 func (n *notifier) warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	n.failed.Add(1)
+	why := msg
+	if _, after, ok := strings.Cut(msg, n.shown+": "); ok {
+		why = after
+	}
+	n.lastFailure.Store(&why)
 	if n.silenced.Load() {
 		return
 	}
 	n.warnings++
 	switch {
 	case n.warnings <= maxNotifyWarnings:
-		n.warn(fmt.Sprintf(format, args...))
+		n.warn(msg)
 	case n.warnings == maxNotifyWarnings+1:
 		n.warn("more notifications failed; further failures are not logged")
 	}
@@ -196,15 +222,28 @@ func (n *notifier) close(wait time.Duration, abort <-chan os.Signal) {
 	close(n.queue)
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	silent := time.NewTimer(notifyWaitSilent)
+	defer silent.Stop()
 	why := ""
-	select {
-	case <-n.done:
-	case <-t.C:
-		why = fmt.Sprintf("gave up after %s at exit", wait)
-	case sig := <-abort:
-		why = "gave up at exit on " + signalName(sig)
+wait:
+	for {
+		select {
+		case <-n.done:
+			break wait
+		case <-silent.C:
+			if p := n.pending.Load(); p > 0 && n.tell != nil {
+				n.tell(fmt.Sprintf("waiting up to %s for %s to %s to be sent", wait, plural(int(p), "notification"), n.shown))
+			}
+		case <-t.C:
+			why = fmt.Sprintf("gave up after %s at exit", wait)
+			break wait
+		case sig := <-abort:
+			why = "gave up at exit on " + signalName(sig)
+			break wait
+		}
 	}
 	left := n.pending.Load()
+	defer n.summarize(left, why)
 	if d := n.dropped.Load(); d > 0 {
 		n.warn(fmt.Sprintf("%d notifications dropped: more than %d were waiting to be sent", d, notifyQueueSize))
 	}
@@ -212,6 +251,30 @@ func (n *notifier) close(wait time.Duration, abort <-chan os.Signal) {
 		n.warn(fmt.Sprintf("%d notifications not sent to %s: %s", left, n.shown, why))
 	}
 	n.silenced.Store(true)
+}
+
+// summarize tells, once at the end, how many notifications failed and why:
+// those that failed, were dropped, or were given up (left, why) at exit.
+func (n *notifier) summarize(left int64, why string) {
+	failed := n.failed.Load() + n.dropped.Load()
+	last := ""
+	if p := n.lastFailure.Load(); p != nil {
+		last = *p
+	}
+	if why != "" && left > 0 {
+		failed += left
+		last = why
+	} else if n.dropped.Load() > 0 && last == "" {
+		last = fmt.Sprintf("more than %d were waiting to be sent", notifyQueueSize)
+	}
+	if failed == 0 || n.tell == nil {
+		return
+	}
+	total := n.queued.Load()
+	if failed > total {
+		failed = total
+	}
+	n.tell(fmt.Sprintf("warning: %d of %d notifications to %s failed (last: %s); details in the log", failed, total, n.shown, last))
 }
 
 // headerText makes s a header value: one line, printable, and RFC 2047

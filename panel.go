@@ -35,8 +35,10 @@ type panelOpts struct {
 	color   bool // SGR colours
 	oneLine bool // the verbose level's one-line panel
 	// watch draws it for 'claude-iterate watch': the s key is not this
-	// terminal's.
-	watch bool
+	// terminal's; cancel is the command that withdraws a stop request
+	// there ("": claude-iterate stop --cancel).
+	watch  bool
+	cancel string
 }
 
 // SGR styles of the panel.
@@ -85,7 +87,7 @@ func renderPanel(st *runState, now time.Time, o panelOpts) []string {
 	lines = append(lines, questionPanelLines(st, w, o.color)...)
 	if st.StopSource != "" {
 		lines = append(lines, renderItems([]panelItem{
-			{segs: []segment{{stopIndicator(st, o.watch), styleYellow}}, prio: 2, flex: true},
+			{segs: []segment{{stopIndicator(st, o), styleYellow}}, prio: 2, flex: true},
 			{segs: []segment{{"from " + stopSourceText(st.StopSource), styleNone}}, prio: 1},
 		}, " · ", w, o.color))
 	}
@@ -158,7 +160,7 @@ func fieldItems(st *runState, now time.Time) []panelItem {
 		return panelItem{segs: []segment{{label + " ", styleDim}, {value, styleNone}}, prio: prio}
 	}
 	items := []panelItem{field("Elapsed", compactDuration(st.elapsed(now)), 9)}
-	if eta, ok := st.eta(now); ok {
+	if eta, ok := panelETA(st, now); ok {
 		items = append(items, field("ETA", "~"+compactDuration(eta), 6))
 	}
 	if st.Totals.Iterations > 0 {
@@ -182,7 +184,7 @@ func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
 		{segs: []segment{{fmt.Sprintf("%d/%d", st.Totals.Iterations, st.Max), styleBold}}, prio: 5},
 	}
 	if st.StopSource != "" {
-		items = append(items, panelItem{segs: []segment{{stopIndicator(st, o.watch), styleYellow}}, prio: 8, flex: true})
+		items = append(items, panelItem{segs: []segment{{stopIndicator(st, o), styleYellow}}, prio: 8, flex: true})
 	}
 	items = append(items,
 		panelItem{segs: []segment{{nowText(st, now, o.watch), styleCyan}}, prio: 7, flex: true},
@@ -196,9 +198,11 @@ func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
 }
 
 // stopIndicator is the stop request's line.
-func stopIndicator(st *runState, watch bool) string {
+func stopIndicator(st *runState, o panelOpts) string {
 	switch {
-	case watch:
+	case o.watch && o.cancel != "":
+		return "Stop requested (" + o.cancel + " to cancel)"
+	case o.watch:
 		return "Stop requested (claude-iterate stop --cancel to cancel)"
 	case st.Keyboard:
 		return "Stop requested (press s to cancel)"
@@ -214,6 +218,55 @@ func stopSourceText(source string) string {
 		return stopFile
 	}
 	return source
+}
+
+// panelETA estimates the time left at now, once an iteration is done. An
+// iteration's cycle is its own duration plus the gap before the next one
+// (the delay, the stop conditions): measured from start to start once two
+// iterations have started, else the average iteration plus the delay in
+// progress. In loop mode (one item per iteration) the items left bound the
+// iterations left. The last iteration has no delay after it.
+func panelETA(st *runState, now time.Time) (time.Duration, bool) {
+	done := st.Totals.Iterations
+	if done == 0 || st.Max == 0 || st.Ended {
+		return 0, false
+	}
+	avg := time.Duration(st.Totals.DurationMS) * time.Millisecond / time.Duration(done)
+	left := st.Max - done
+	if st.Mode == modeLoop && st.Tasks != nil && st.Tasks.Total > 0 {
+		left = min(left, st.Tasks.Total-st.Tasks.Completed)
+	}
+	if left <= 0 {
+		return 0, false
+	}
+	running := st.Phase == phaseRunning
+	// after: the iterations still to start once the current cycle ends.
+	after := left
+	if running {
+		after--
+	}
+	if cycles := st.Iteration - 1; cycles > 0 && !st.IterStarted.IsZero() {
+		suspended := time.Duration(st.SuspendedMS) * time.Millisecond
+		cycle := max(st.IterStarted.Sub(st.Started)-suspended, 0) / time.Duration(cycles)
+		cycle = max(cycle, avg)
+		gap := cycle - avg
+		// The current cycle ends cycle after it started, less its gap
+		// if no iteration follows.
+		d := st.IterStarted.Add(cycle).Sub(now) + time.Duration(after)*cycle - gap
+		if running {
+			// The current iteration overran its cycle: what follows it.
+			d = max(d, time.Duration(after)*cycle-gap)
+		}
+		return max(d, 0), true
+	}
+	d := avg * time.Duration(left)
+	switch {
+	case running:
+		d -= min(now.Sub(st.IterStarted), avg)
+	case st.Phase == phaseDelay:
+		d += max(st.WaitUntil.Sub(now), 0)
+	}
+	return max(d, 0), true
 }
 
 // nowText is what the run is doing now, in words.

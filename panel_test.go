@@ -14,7 +14,7 @@ var panelNow = time.Date(2025, 10, 16, 14, 30, 0, 0, time.UTC)
 // testState is a run in its third iteration, running go test.
 func testState() *runState {
 	return &runState{
-		PID: 4242, Workspace: "demo", Mode: modeLoop, Started: panelNow.Add(-5*time.Minute - 42*time.Second),
+		PID: 4242, Workspace: "demo", Mode: modeLoop, Started: panelNow.Add(-110 * time.Second),
 		Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 56000, CostUSD: 0.42}, Max: 50, IterStarted: panelNow.Add(-50 * time.Second),
 		Tasks: &progressRep{35, 60}, Keyboard: true, Updated: panelNow.Add(-2 * time.Second),
 		Activity: activity{Kind: actTool, Tool: "Bash", Arg: "go test ./...", Since: panelNow.Add(-42 * time.Second)},
@@ -34,44 +34,44 @@ func TestRenderPanel(t *testing.T) {
 	}{
 		{"wide", testState(), panelOpts{width: 100}, []string{
 			"● running iteration 3  [█░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)",
-			"Elapsed 5m42s · ETA ~11m12s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
+			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
 			"Now: Bash: go test ./... · 42s",
 			"Press s to toggle stop",
 		}},
 		{"narrow", testState(), panelOpts{width: 40}, []string{
 			"● running iteration 3 2/50 (4%)",
-			"Elapsed 5m42s · Tasks 35/60",
+			"Elapsed 1m50s · Tasks 35/60",
 			"Now: Bash: go test ./... · 42s",
 			"Press s to toggle stop",
 		}},
 		{"very narrow", testState(), panelOpts{width: 24}, []string{
 			"● running iteration 3",
-			"Elapsed 5m42s",
+			"Elapsed 1m50s",
 			"Now: Bash: go test ./.…",
 			"Press s to toggle stop",
 		}},
 		{"stop requested", stopped, panelOpts{width: 100}, []string{
 			"● stopping after iteration 3  [█░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)",
-			"Elapsed 5m42s · ETA ~11m12s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
+			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
 			"Now: Bash: go test ./... · 42s",
 			"Stop requested (press s to cancel) · from the s key",
 			"Press s to toggle stop",
 		}},
 		{"usage limit", limit, panelOpts{width: 100}, []string{
 			"● waiting for the usage-limit reset  [█░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)",
-			"Elapsed 5m42s · ETA ~11m40s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
+			"Elapsed 1m50s · ETA ~12m08s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
 			"Now: Usage limit: retrying in 58m12s (s or Ctrl+C to stop)",
 			"Press s to toggle stop",
 		}},
 		{"watch", stopped, panelOpts{width: 100, watch: true}, []string{
 			"● stopping after iteration 3  [█░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)",
-			"Elapsed 5m42s · ETA ~11m12s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
+			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
 			"Now: Bash: go test ./... · 42s",
 			"Stop requested (claude-iterate stop --cancel to cancel) · from the s key",
 			"Watching the run of demo (pid 4242); Ctrl+C stops watching, not the run",
 		}},
 		{"one line", stopped, panelOpts{width: 200, oneLine: true}, []string{
-			"● stopping after iteration 3 · 2/50 · Stop requested (press s to cancel) · Bash: go test ./... · 42s · elapsed 5m42s · $0.42 · tasks 35/60",
+			"● stopping after iteration 3 · 2/50 · Stop requested (press s to cancel) · Bash: go test ./... · 42s · elapsed 1m50s · $0.42 · tasks 35/60",
 		}},
 		{"one line narrow", stopped, panelOpts{width: 60, oneLine: true}, []string{
 			"● stopping after iteration 3 · Stop requested (press s to …",
@@ -292,5 +292,39 @@ func TestVTScreen(t *testing.T) {
 	vt.write([]byte("\r\x1b[1A\x1b[Jgone\n"))
 	if got := vt.text(); !strings.HasSuffix(got, "scrolled\ngone\n") {
 		t.Errorf("after erase:\n%s", got)
+	}
+}
+
+// TestPanelETACountsTheDelay: the ETA counts the delay between iterations
+// (issue 19: it left it out, 25-50 % low). Iterations of 20s, 10s apart.
+func TestPanelETACountsTheDelay(t *testing.T) {
+	start := panelNow.Add(-time.Hour)
+	for _, tc := range []struct {
+		name string
+		st   runState
+		now  time.Time
+		want time.Duration
+	}{
+		// Iteration 3 of 10 running for 5s: 15s of it, then 7 × (10s + 20s).
+		{"running", runState{Mode: modeIterative, Started: start, Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 40000}, Max: 10,
+			IterStarted: start.Add(60 * time.Second)}, start.Add(65 * time.Second), 225 * time.Second},
+		// 5s into the delay after iteration 2: 5s, then 8 × 20s and 7 × 10s.
+		{"delay", runState{Mode: modeIterative, Started: start, Phase: phaseDelay, Iteration: 2, Totals: workTotals{Iterations: 2, DurationMS: 40000}, Max: 10,
+			IterStarted: start.Add(30 * time.Second), WaitUntil: start.Add(60 * time.Second)}, start.Add(55 * time.Second), 235 * time.Second},
+		// 5s into the first delay: no cycle measured yet; the delay left,
+		// then 9 × 20s.
+		{"first delay", runState{Mode: modeIterative, Started: start, Phase: phaseDelay, Iteration: 1, Totals: workTotals{Iterations: 1, DurationMS: 20000}, Max: 10,
+			IterStarted: start, WaitUntil: start.Add(30 * time.Second)}, start.Add(25 * time.Second), 185 * time.Second},
+		// The last iteration running: no delay after it.
+		{"last", runState{Mode: modeIterative, Started: start, Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 40000}, Max: 3,
+			IterStarted: start.Add(60 * time.Second)}, start.Add(65 * time.Second), 15 * time.Second},
+		// Suspended for a minute: not part of a cycle.
+		{"suspended", runState{Mode: modeIterative, Started: start, SuspendedMS: 60000, Phase: phaseRunning, Iteration: 3, Totals: workTotals{Iterations: 2, DurationMS: 40000}, Max: 10,
+			IterStarted: start.Add(120 * time.Second)}, start.Add(125 * time.Second), 225 * time.Second},
+	} {
+		got, ok := panelETA(&tc.st, tc.now)
+		if !ok || got != tc.want {
+			t.Errorf("%s: panelETA = %v, %v; want %v", tc.name, got, ok, tc.want)
+		}
 	}
 }

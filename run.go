@@ -26,7 +26,7 @@ workspace, state lives in .claude-iterate/, and PROMPT.md is sent verbatim
 each iteration, re-read every time so it can be edited while the loop runs.
 
 Options:
-  -m, --max-iterations N      stop after N iterations (default 50 loop, 20 iterative)
+  -m, --max-iterations N      stop after N iterations, N at least 1 (default 50 loop, 20 iterative)
   -d, --delay SECS            seconds between iterations (default 2)
   --no-delay                  no pause between iterations
   --stagnation-threshold N    iterative mode: stop after N iterations without
@@ -43,6 +43,11 @@ Options:
                               claude.command, $CLAUDE_ITERATE_CLAUDE)
   --model M                   passed to the agent
   --max-turns N               passed to the agent
+  --permission-mode MODE      passed to claude, e.g. acceptEdits (also the
+                              claude.permissionMode config key)
+  --allowed-tools LIST        passed to claude as --allowedTools, e.g.
+                              'Edit,Write,Bash(go test:*)' (also the
+                              claude.allowedTools config key)
   --dangerously-skip-permissions
                               passed to the agent (never saved); as root the
                               real CLI refuses it unless IS_SANDBOX=1
@@ -121,6 +126,9 @@ Stopping:
   claude-iterate stop <ws>    the same from another shell
   Ctrl+C                      interrupt the agent, wait for it, exit 130
   Ctrl+C twice                kill the agent and all it started, exit 130
+  Ctrl+\ (SIGQUIT)            like Ctrl+C twice, at once, exit 131
+  kill -TERM                  SIGTERM to the agent, SIGKILL after 5s, exit 143
+  closing the terminal        the same, by SIGHUP: exit 129
   Ctrl+Z, fg, bg              suspend and resume everything
 
 Conditions:
@@ -163,8 +171,9 @@ Conditions:
 
 Tool calls refused by claude (no permission flag) are named after each
 iteration; an iteration whose calls were refused and that made no progress
-fails. Allow the tools with claude.args, e.g. ["--permission-mode",
-"acceptEdits"], or --dangerously-skip-permissions inside a sandbox.
+fails. Allow the tools with --permission-mode acceptEdits or --allowed-tools
+LIST (saved with 'init' or 'config set claude.permissionMode acceptEdits'),
+or --dangerously-skip-permissions inside a sandbox.
 
 Exit status: 0 completed or stopped; 1 error, failure condition, or max
 iterations reached right after a failed iteration; 2 usage error;
@@ -189,6 +198,7 @@ type runOptions struct {
 	maxDuration, iterationTimeout, idleTimeout       durationFlag
 	interruptGrace, heartbeat                        durationFlag
 	notifyURL                                        stringFlag
+	permissionMode, allowedTools                     stringFlag
 	events                                           stringFlag
 	minIterations                                    countFlag
 	verify                                           bool
@@ -218,6 +228,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.BoolVar(&o.quiet, "quiet", false, "")
 	fs.Var(&o.output, "output", "")
 	fs.BoolVar(&o.skipPerms, "dangerously-skip-permissions", false, "")
+	fs.Var(&o.permissionMode, "permission-mode", "")
+	fs.Var(&o.allowedTools, "allowed-tools", "")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "")
 	fs.Var(&o.prompt, "prompt", "")
 	fs.Var(&o.claude, "claude", "")
@@ -300,8 +312,14 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.noDelay && o.delay.set {
 		return nil, nil, usagef("--no-delay and -d/--delay contradict each other")
 	}
+	if o.maxIterations.set && o.maxIterations.n == 0 {
+		return nil, nil, errZeroIterations
+	}
 	if o.maxFailures.set && o.maxFailures.n == 0 {
 		return nil, nil, usagef("invalid value \"0\" for flag --max-failures: must be at least 1")
+	}
+	if err := checkPermissionFlags(o.permissionMode, o.allowedTools); err != nil {
+		return nil, nil, err
 	}
 	if o.claude.set && o.claude.s == "" {
 		return nil, nil, usagef("invalid value \"\" for flag --claude: empty")
@@ -311,6 +329,10 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	}
 	return o, pos, nil
 }
+
+// errZeroIterations refuses -m 0, which the config's 0 (the mode's
+// default, 50 or 20) would otherwise turn into 50 iterations silently.
+var errZeroIterations = usagef("invalid value \"0\" for flag -m/--max-iterations: must be at least 1 (leave it out for the mode's default)")
 
 // flagSettings is the flag layer of the configuration.
 func (o *runOptions) flagSettings() *configLayer {
@@ -338,6 +360,7 @@ func (o *runOptions) flagSettings() *configLayer {
 	if o.claude.set {
 		l.values["claude.command"] = o.claude.s
 	}
+	addPermissionSettings(l.values, o.permissionMode, o.allowedTools)
 	if o.notifyURL.set {
 		l.values["notifyUrl"] = o.notifyURL.s
 	}

@@ -354,6 +354,7 @@ func (r *runner) resolveAgent() error {
 		r.spec = childSpec{path: path, argv0: cmd}
 	}
 	args = append(args, r.cfg.ClaudeArgs...)
+	args = append(args, permissionArgs(r.cfg)...)
 	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
 	if !r.opts.prompt.set {
 		tmpl, source, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "system")

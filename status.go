@@ -72,10 +72,8 @@ func runList(env *cliEnv, args []string) error {
 
 // listWorkspaces prints the workspaces.
 func listWorkspaces(env *cliEnv) error {
-	dir, err := workspacesDir(env)
-	if err != nil {
-		return err
-	}
+	dir, warn := workspacesDirLenient(env)
+	warnConfig(env, warn)
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.projectRoot, dir)
 	}
@@ -183,7 +181,9 @@ func runStatus(env *cliEnv, args []string) error {
 			w = from.ws
 		}
 	} else {
-		w, err = workspaceFromArgs(env, pos)
+		var warn error
+		w, warn, err = lookAtWorkspace(env, pos)
+		warnConfig(env, warn)
 	}
 	if err != nil {
 		return err
@@ -264,7 +264,7 @@ func runStatus(env *cliEnv, args []string) error {
 	r.Question.print(out)
 	r.Verification.print(out)
 	if r.StopRequested {
-		fmt.Fprintf(out, "Stop:        requested (%s exists; 'claude-iterate stop --cancel' removes it)\n", stopFile)
+		fmt.Fprintf(out, "Stop:        requested (%s exists; '%s' removes it)\n", stopFile, cancelCommand(pos))
 	}
 	if r.LastStopReason != "" {
 		fmt.Fprintf(out, "Last stop:   %s (exit %d)\n", r.LastStopReason, derefInt(r.LastExitCode))
@@ -301,6 +301,31 @@ func derefInt(p *int) int {
 // argument: without one, the ralph-mode workspace of the current directory.
 func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 	if len(pos) == 0 {
+		return ralphFromArgs(env)
+	}
+	dir, err := workspacesDir(env)
+	if err != nil {
+		return nil, err
+	}
+	return openWorkspace(env.projectRoot, dir, pos[0])
+}
+
+// lookAtWorkspace is workspaceFromArgs for the commands that only look at
+// a workspace (status, watch): a broken config file is left out, and
+// returned as warn.
+func lookAtWorkspace(env *cliEnv, pos []string) (w *workspace, warn, err error) {
+	if len(pos) == 0 {
+		w, err = ralphFromArgs(env)
+		return w, nil, err
+	}
+	dir, warn := workspacesDirLenient(env)
+	w, err = openWorkspace(env.projectRoot, dir, pos[0])
+	return w, warn, err
+}
+
+// ralphFromArgs opens the ralph-mode workspace of the current directory.
+func ralphFromArgs(env *cliEnv) (*workspace, error) {
+	{
 		w := ralphWorkspace(env.projectRoot)
 		if err := w.load(); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -310,11 +335,36 @@ func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 		}
 		return w, nil
 	}
-	dir, err := workspacesDir(env)
-	if err != nil {
-		return nil, err
+}
+
+// workspacesDirLenient is workspacesDir for the commands that only look at
+// a workspace or stop its run (status, list, watch, stop): a broken config
+// file must not lock the user out of a live run, so it is left out, and
+// returned as warn, for a warning.
+func workspacesDirLenient(env *cliEnv) (dir string, warn error) {
+	layers := []*configLayer{envLayer()}
+	for _, f := range []struct{ name, path string }{
+		{layerProject, filepath.Join(env.projectRoot, projectConfigName)},
+		{layerUser, userConfigPath()},
+	} {
+		l, err := loadFileLayer(f.name, f.path)
+		if err != nil {
+			warn = errors.Join(warn, err)
+			continue
+		}
+		layers = append(layers, l)
 	}
-	return openWorkspace(env.projectRoot, dir, pos[0])
+	return resolveSettings(layers...).WorkspacesDir, warn
+}
+
+// warnConfig prints the warning about a broken config file that a lenient
+// command left out.
+func warnConfig(env *cliEnv, warn error) {
+	if warn != nil {
+		for _, l := range strings.Split(warn.Error(), "\n") {
+			fmt.Fprintf(env.stderr, "%s: warning: %s (ignored here)\n", progName, l)
+		}
+	}
 }
 
 // workspacesDir is the workspaces directory as the configuration files and

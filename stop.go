@@ -42,7 +42,7 @@ func runStop(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := workspaceFromArgs(env, pos)
+	w, err := stopTarget(env, pos)
 	if err != nil {
 		return err
 	}
@@ -52,13 +52,14 @@ func runStop(env *cliEnv, args []string) error {
 	}
 	path := w.stopPath()
 	shown := relPath(env.projectRoot, path)
+	byHand := "touch " + shellQuote(shown)
 	if err := checkStopPath(path); err != nil {
-		return withHint(err, "remove it yourself, then try again")
+		return withHint(err, "remove it yourself, then try again, or stop the run by hand: rm %s; %s", shellQuote(shown), byHand)
 	}
 	if *cancel {
 		removed, err := removeStopFile(path)
 		if err != nil {
-			return err
+			return withHint(err, "remove it by hand: rm %s", shellQuote(shown))
 		}
 		if removed {
 			fmt.Fprintf(env.stdout, "Stop request cancelled for workspace: %s\n", label)
@@ -68,7 +69,10 @@ func runStop(env *cliEnv, args []string) error {
 		return nil
 	}
 	if err := writeStopFile(path); err != nil {
-		return err
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return withHint(err, "remove it yourself, then try again, or stop the run by hand: rm %s; %s", shellQuote(shown), byHand)
+		}
+		return withHint(err, "stop the run by hand: %s", byHand)
 	}
 	fmt.Fprintf(env.stdout, "Stop signal sent to workspace: %s\n", label)
 	if w.runningPID() != 0 {
@@ -76,12 +80,60 @@ func runStop(env *cliEnv, args []string) error {
 	} else {
 		fmt.Fprintf(env.stdout, "No run is going on: the next run will stop after its first iteration\n")
 	}
-	cancelCmd := "claude-iterate stop --cancel"
-	if len(pos) == 1 {
-		cancelCmd = "claude-iterate stop " + shellQuote(pos[0]) + " --cancel"
-	}
-	fmt.Fprintf(env.stdout, "\nTo cancel: %s (or rm %s)\n", cancelCmd, shellQuote(shown))
+	fmt.Fprintf(env.stdout, "\nTo cancel: %s (or rm %s)\n", cancelCommand(pos), shellQuote(shown))
 	return nil
+}
+
+// stopCommand is the command that requests a stop of the workspace given
+// as pos (none: the ralph-mode run).
+func stopCommand(pos []string) string {
+	if len(pos) == 1 {
+		return "claude-iterate stop " + shellQuote(pos[0])
+	}
+	return "claude-iterate stop"
+}
+
+// cancelCommand is the command that withdraws a stop request of the
+// workspace given as pos (none: the ralph-mode run).
+func cancelCommand(pos []string) string {
+	if len(pos) == 1 {
+		return "claude-iterate stop " + shellQuote(pos[0]) + " --cancel"
+	}
+	return "claude-iterate stop --cancel"
+}
+
+// stopTarget finds the workspace to stop. stop is the emergency path: it
+// works whatever the config files say — a broken one is left out with a
+// warning (workspacesDirLenient), and so is a broken .metadata.json, as
+// the stop file needs only the directory. Its errors say how to stop the
+// run by hand.
+func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
+	var w *workspace
+	if len(pos) == 0 {
+		w = ralphWorkspace(env.projectRoot)
+	} else {
+		dir, warn := workspacesDirLenient(env)
+		warnConfig(env, warn)
+		var err error
+		if w, err = locateWorkspace(env.projectRoot, dir, pos[0]); err != nil {
+			return nil, err
+		}
+	}
+	byHand := "touch " + shellQuote(relPath(env.projectRoot, w.stopPath()))
+	err := w.load()
+	switch {
+	case err == nil:
+		return w, nil
+	case errors.Is(err, os.ErrNotExist) && len(pos) == 0:
+		return nil, usagef("missing workspace (and no ralph-mode run in this directory: no %s)", filepath.Join(ralphStateDir, metadataFile))
+	case errors.Is(err, os.ErrNotExist):
+		return nil, withHint(&errNoWorkspace{arg: pos[0], dir: relPath(env.projectRoot, w.StateDir)}, "check the name with: claude-iterate list; a run's stop request is the file <workspace>/.stop (%s)", byHand)
+	}
+	if fi, serr := os.Stat(w.StateDir); serr != nil || !fi.IsDir() {
+		return nil, withHint(err, "stop the run by hand: %s", byHand)
+	}
+	fmt.Fprintf(env.stderr, "%s: warning: %v (stopping anyway)\n", progName, err)
+	return w, nil
 }
 
 // writeStopFile creates the stop request. A symbolic link in its place is

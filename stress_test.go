@@ -3,7 +3,8 @@ package main
 // TestStress runs seeded, reproducible stopping scenarios through the real
 // binary in a pseudo-terminal: a random agent (one that traps SIGINT, ignores
 // it, hangs, double-forks a daemon, floods its output, or signals the tool at
-// the iteration's boundary) meets a random way of stopping (Ctrl+C once or
+// the iteration's boundary, deletes .lock, scrubs its environment and
+// daemonizes, changes the terminal's modes, leaves orphans) meets a random way of stopping (Ctrl+C once or
 // twice, SIGTERM, SIGHUP, Ctrl+\, Ctrl+Z then fg or bg, the s key, the stop
 // command) after a random delay. Every run must end with the right exit
 // status, the terminal's modes as they were, no process left, no .stop file,
@@ -34,7 +35,34 @@ var stressAgents = map[string]string{
 	"hang":   "pid agent.pid\ntext AGENT READY\nwait-file go\nresult ok\n",
 	"daemon": "pid agent.pid\ndaemon daemon.pid\ngrandchild gc.pid\ntext AGENT READY\nwait-file go\nresult ok\n",
 	"flood":  "pid agent.pid\n" + strings.Repeat("bigline 200000\n", 20) + "text AGENT READY\n" + strings.Repeat("bigline 100000\n", 20) + "wait-file go\nresult ok\n",
+	// Hostile agents (issue 21): one deletes .lock, one scrubs its
+	// environment and daemonizes, one opens the terminal by name and turns
+	// ISIG off (hiding the cursor), one leaves orphans, short- and
+	// long-lived.
+	"dellock": "pid agent.pid\nrm claude-iterate/workspaces/task/.lock\ntext AGENT READY\nwait-file go\nresult ok\n",
+	"scrub":   "pid agent.pid\ndaemon-scrubbed daemon.pid\ngrandchild gc.pid\ntext AGENT READY\nwait-file go\nresult ok\n",
+	"tty":     "pid agent.pid\nsh sh stty.sh\ntext AGENT READY\nwait-file go\nresult ok\n",
+	"orphans": "pid agent.pid\nsh sh orphans.sh\ntext AGENT READY\nwait-file go\nresult ok\n",
 }
+
+// stressChecks are what each agent's run must show while it runs (after
+// AGENT READY), and at its end (after the terminal check).
+var stressChecks = map[string][2]string{
+	"dellock": {"status 1 claude-iterate run task -m 1\nstderr 'already being run'\nexec claude-iterate status task\nstdout 'Status: +running'\n", ""},
+	"scrub":   {"", "gone daemon.pid gc.pid\n"},
+	"orphans": {"", "gone long.1 long.2\n"},
+}
+
+// stressFiles are the scripts the hostile agents run.
+const stressFiles = `-- stty.sh --
+tty=$(readlink /proc/$(cat tool.pid)/fd/0)
+stty -isig < "$tty"
+printf '\033[?25l' > "$tty"
+-- orphans.sh --
+for i in 1 2 3 4 5 6 7 8; do (exec sleep 0.1 &); done
+for i in 1 2; do (sh -c 'echo $$ > long.'$i'.tmp; mv long.'$i'.tmp long.'$i'; exec sleep 3600' &); done
+while [ ! -e long.1 ] || [ ! -e long.2 ]; do sleep 0.01; done
+`
 
 // stressAction is a way of stopping and what it must end in.
 type stressAction struct {
@@ -108,7 +136,7 @@ func TestStress(t *testing.T) {
 // stressScript generates the scenario of one seed.
 func stressScript(seed uint64) string {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	names := []string{"daemon", "flood", "hang", "ignore", "trap"}
+	names := []string{"daemon", "flood", "hang", "ignore", "trap", "dellock", "scrub", "tty", "orphans"}
 	agent := names[rng.IntN(len(names))]
 	action := stressActions[rng.IntN(len(stressActions))]
 	delay := rng.IntN(300)
@@ -121,6 +149,7 @@ func stressScript(seed uint64) string {
 	b.WriteString("term type 'claude-iterate run task -v --no-delay -m 1 --interrupt-grace 1s'\n")
 	b.WriteString("term wait 'AGENT READY'\n")
 	b.WriteString("waitfile tool.pid\n")
+	b.WriteString(stressChecks[agent][0])
 	// The random moment: time passing is the subject here, not a wait for
 	// something to happen.
 	fmt.Fprintf(&b, "exec sleep %d.%03d\n", delay/1000, delay%1000)
@@ -133,6 +162,7 @@ func stressScript(seed uint64) string {
 	b.WriteString("term type 'stty -g > after.txt; echo SAVED'\n")
 	b.WriteString("term wait '\\nSAVED\\r'\n")
 	b.WriteString("cmp before.txt after.txt\n")
+	b.WriteString(stressChecks[agent][1])
 	b.WriteString("! exists claude-iterate/workspaces/task/.stop\n")
 	b.WriteString("exec sh -c 'cat claude-iterate/workspaces/task/logs/*.log'\n")
 	b.WriteString("stdout 'RUN ENDED'\n")
@@ -140,5 +170,6 @@ func stressScript(seed uint64) string {
 	fmt.Fprintf(&b, "stdout 'Exit code: %d'\n", action.status)
 	b.WriteString("\n-- task.md --\ndo it\n-- empty --\n")
 	b.WriteString("-- fake.txt --\nppid tool.pid\n" + stressAgents[agent])
+	b.WriteString(stressFiles)
 	return b.String()
 }

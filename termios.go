@@ -114,5 +114,5 @@ func (m *savedMode) restore() {
 	if pg, err := foregroundGroup(m.f); err != nil || pg != syscall.Getpgrp() {
 		return
 	}
-	setTermios(m.f, m.t)
+	putModes(m.f, now, m.t)
 }

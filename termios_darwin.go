@@ -2,10 +2,27 @@
 
 package main
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+	"unsafe"
+)
 
 // The terminal-mode ioctl requests on macOS.
 const (
 	ioctlGetTermios = syscall.TIOCGETA
 	ioctlSetTermios = syscall.TIOCSETA
 )
+
+// flushInput discards what was typed on terminal f and not read yet.
+func flushInput(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) {
+		const fread = 1
+		which := int32(fread)
+		syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCFLUSH, uintptr(unsafe.Pointer(&which)))
+	})
+}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -31,8 +32,8 @@ const watchUsage = `Usage: claude-iterate watch [<workspace>]
 Shows the live panel of a run in progress, from another shell (or after
 'nohup claude-iterate run … &'): its state, iterations, elapsed time, what
 the agent is doing now, tasks, cost and any stop request, with the run's
-progress lines above it. Not on a terminal (or with TERM=dumb or NO_COLOR),
-plain lines. Without <workspace>, watches the ralph-mode run of the current
+progress lines above it (without colours under NO_COLOR). Not on a
+terminal (or with TERM=dumb), plain lines. Without <workspace>, watches the ralph-mode run of the current
 directory.
 
 watch follows the run until it ends, then prints the run's last line and
@@ -43,8 +44,10 @@ alone; to stop the run after its current iteration, use
 With no run in progress, watch says so, shows how the last run ended, and
 exits 1.
 
-Exit status: the run's (0, 1, 129, 130, 143); 1 when no run is in progress
-or the run ended without saying how (killed with SIGKILL); 130 after Ctrl+C.
+Exit status: the run's (0, 1; 129, 130, 131 or 143 when it ended by SIGHUP,
+SIGINT, SIGQUIT or SIGTERM); 1 when no run is in progress or the run ended
+without saying how (killed with SIGKILL); 130 after Ctrl+C (129 or 143
+when the watch itself gets SIGHUP or SIGTERM).
 
 Examples:
   claude-iterate watch demo
@@ -72,11 +75,16 @@ func runWatch(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := workspaceFromArgs(env, pos)
+	w, warn, err := lookAtWorkspace(env, pos)
 	if err != nil {
 		return err
 	}
 	pid := w.runningPID()
+	if pid == 0 && warn != nil {
+		// Nothing to watch: the broken file is the news.
+		return warn
+	}
+	warnConfig(env, warn)
 	if pid == 0 {
 		fmt.Fprintf(env.stderr, "%s: no run of %s in progress\n", progName, w.Name)
 		if last := lastEnding(w); last != "" {
@@ -90,7 +98,8 @@ func runWatch(env *cliEnv, args []string) error {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	con := newConsole(env.stdout, env.stderr, outputProgress)
-	v := &watcher{con: con, path: w.statePath(), pid: pid}
+	con.drawAtOnce()
+	v := &watcher{con: con, path: w.statePath(), pid: pid, stopCmd: stopCommand(pos), cancelCmd: cancelCommand(pos)}
 	defer con.dropPanel()
 	tick := time.NewTicker(watchPoll)
 	defer tick.Stop()
@@ -108,8 +117,13 @@ func runWatch(env *cliEnv, args []string) error {
 	}
 }
 
-// lastEnding says how the workspace's last run ended, or "".
+// lastEnding says how the workspace's last run ended, or "". A run that
+// died without cleaning up (kill -9) is said to, as status does: its state
+// file never says it ended, and an older run's ending is not its own.
 func lastEnding(w *workspace) string {
+	if w.displayStatus() == statusKilled {
+		return fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
+	}
 	if st, err := readRunState(w.statePath()); err == nil && st.Ended && st.Ending != "" {
 		return fmt.Sprintf("%s, exit %d", st.Ending, st.ExitCode)
 	}
@@ -132,6 +146,28 @@ type watcher struct {
 	told        bool
 	lastDraw    time.Time
 	lastAlive   time.Time
+	// stopCmd and cancelCmd stop the run and withdraw that, from here:
+	// the run's own lines name its s key, which is not this terminal's.
+	stopCmd, cancelCmd string
+}
+
+// Lines of a run that has a keyboard, which watch rewords (loop.go writes
+// them).
+const (
+	runKeysHint   = "; press s to stop after the current iteration"
+	runStopByKeys = "Stop requested (press s to cancel)"
+)
+
+// reword says in a run's line what to do from watch's terminal instead of
+// the run's s key.
+func (v *watcher) reword(line string) string {
+	if rest, ok := strings.CutSuffix(line, runKeysHint); ok {
+		return rest + "; " + v.stopCmd + " to stop after the current iteration"
+	}
+	if line == runStopByKeys {
+		return "Stop requested (" + v.cancelCmd + " to cancel)"
+	}
+	return line
 }
 
 // step looks at the state file and the run and shows what is new; once
@@ -188,7 +224,7 @@ func (v *watcher) show(st *runState) {
 		if first && l.Seq < st.Lines[len(st.Lines)-1].Seq-4 {
 			continue // the context: the last few lines only
 		}
-		v.con.progressf("%s", l.Text)
+		v.con.progressf("%s", v.reword(l.Text))
 	}
 	if !st.Ended {
 		v.draw(time.Now())
@@ -202,7 +238,7 @@ func (v *watcher) draw(now time.Time) {
 		return
 	}
 	v.con.refreshForeground()
-	v.con.setPanel(renderPanel(v.st, now, panelOpts{width: v.con.termWidth(), color: v.con.color, watch: true}))
+	v.con.setPanel(renderPanel(v.st, now, panelOpts{width: v.con.termWidth(), color: v.con.color, watch: true, cancel: v.cancelCmd}))
 }
 
 // end prints the run's last line and returns its exit status.

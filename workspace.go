@@ -1,7 +1,9 @@
 package main
 
-// This file implements workspaces. The rules are: a workspace argument is a
-// path when it is ".", or starts with "/" or "./"; anything else is a name,
+// This file implements workspaces and the project root. The rules are: the
+// project root is found as git finds its repository (findProjectRoot); a
+// workspace argument is a path (relative to the current directory) when it
+// is ".", or starts with "/" or "./"; anything else is a name,
 // which must match nameRE and is resolved under workspacesDir — so "../x" and
 // "a/b" are refused as names rather than quietly escaping the workspaces
 // directory. init validates everything before it creates anything, never
@@ -9,6 +11,7 @@ package main
 // half way (initcmd.go). A corrupt .metadata.json is reported, never reset.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -145,18 +148,60 @@ func checkName(name string) error {
 	return usagef("invalid workspace name %s: use letters, digits, '.', '_' and '-', starting with a letter or digit", shown)
 }
 
+// projectMarkers are what make a directory a project root, in the order
+// they are looked for: the tool's directory (workspaces, archives), the
+// project config, and the state of a ralph-mode run (and the project's
+// prompt templates).
+var projectMarkers = []string{"claude-iterate", projectConfigName, ralphStateDir}
+
+// findProjectRoot finds the project root the way git finds its repository:
+// the nearest directory from wd upwards that holds a claude-iterate/ or
+// .claude-iterate/ directory or a .claude-iterate.json file. It returns that
+// directory and the marker found there, or wd and "" when there is none.
+// The user's config directory (~/.config/claude-iterate) marks nothing.
+func findProjectRoot(wd string) (root, marker string) {
+	userDir := filepath.Dir(userConfigPath())
+	for d := wd; ; d = filepath.Dir(d) {
+		for _, m := range projectMarkers {
+			p := filepath.Join(d, m)
+			fi, err := os.Stat(p)
+			if err != nil || p == userDir {
+				continue
+			}
+			if (m == projectConfigName) != fi.IsDir() {
+				return d, m
+			}
+		}
+		if filepath.Dir(d) == d {
+			return wd, ""
+		}
+	}
+}
+
+// describeProjectRoot says which directory is the project root and why,
+// for 'config'.
+func describeProjectRoot(env *cliEnv) string {
+	switch env.rootMarker {
+	case "":
+		return fmt.Sprintf("Project root: %s (the current directory: no claude-iterate/, %s or %s/ above it)", env.projectRoot, projectConfigName, ralphStateDir)
+	case projectConfigName:
+		return fmt.Sprintf("Project root: %s (it holds %s)", env.projectRoot, projectConfigName)
+	}
+	return fmt.Sprintf("Project root: %s (it holds %s/)", env.projectRoot, env.rootMarker)
+}
+
 // locateWorkspace turns a workspace argument into a workspace, without reading
-// anything.
+// anything. A path is relative to the current directory, a name to the
+// workspaces directory under projectRoot.
 func locateWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error) {
 	if strings.IndexFunc(arg, unicode.IsControl) >= 0 {
 		return nil, usagef("invalid workspace %q: control characters are not allowed", arg)
 	}
 	if isWorkspacePath(arg) {
-		dir := arg
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(projectRoot, dir)
+		dir, err := filepath.Abs(arg)
+		if err != nil {
+			return nil, fmt.Errorf("finding %s: %w", arg, err)
 		}
-		dir = filepath.Clean(dir)
 		return &workspace{Name: filepath.Base(dir), Dir: dir, StateDir: dir}, nil
 	}
 	if err := checkName(arg); err != nil {
@@ -265,12 +310,20 @@ func (w *workspace) save() error {
 	return w.saveSync(true)
 }
 
+// metadataPerm is the permissions of .metadata.json: private, as its
+// config may hold a secret (a notify URL's password).
+const metadataPerm = 0o600
+
 // saveSync writes .metadata.json, fsynced when durable is set.
 func (w *workspace) saveSync(durable bool) error {
-	if err := os.MkdirAll(w.StateDir, 0o755); err != nil {
+	if err := ensureStateDir(w); err != nil {
 		return err
 	}
-	return writeJSONAtomicSync(w.metadataPath(), w.meta, durable)
+	data, err := json.MarshalIndent(w.meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomicSync(w.metadataPath(), append(data, '\n'), metadataPerm, durable)
 }
 
 // runningPID returns the pid of a live run of this workspace, or 0.

@@ -1,0 +1,374 @@
+package main
+
+// This file implements 'config set' and 'config unset': writing a key to
+// one configuration layer. The rules are: keys and values are checked
+// exactly as the readers check them (lookupConfigKey, parseConfigValue,
+// and the whole file again through parseConfigObject before it is
+// written), so a file the tool writes is always one it reads; an unknown
+// key is a usage error with a did-you-mean; VALUE is JSON where it parses
+// as JSON, else a string; a file that is already broken is never
+// rewritten (the user fixes it by hand, where the error points); the
+// project layer is the default; files are written atomically, and 0600
+// when they hold a notify URL with credentials; a workspace's config is
+// never changed under a run (its end would write the metadata back).
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// configSetUsage is the part of the config manual about set and unset.
+const configSetUsage = `Setting keys:
+  claude-iterate config set KEY VALUE [--user|--project|--workspace WS]
+  claude-iterate config set KEY VALUE --add|--remove   (array keys)
+  claude-iterate config unset KEY [--user|--project|--workspace WS]
+
+  set writes KEY to one layer: --project (the default, .claude-iterate.json
+  in the project root), --user, or --workspace WS (its .metadata.json).
+  VALUE is JSON where it parses as JSON (5, true, ["a","b"], {"…":…}),
+  else a string. --add and --remove add one element to an array key or
+  remove it, starting from the key's effective value. Keys and values are
+  checked as the readers check them. unset removes KEY from the layer.
+
+  claude-iterate config set claude.args '["--permission-mode","acceptEdits"]'
+  claude-iterate config set claude.args --add -- --verbose
+  claude-iterate config set defaultDelay 5 --user
+  claude-iterate config set notifyEvents '["completion","error"]'
+  claude-iterate config unset defaultDelay
+`
+
+// configTarget is the layer a set or unset writes.
+type configTarget struct {
+	layer string // layerProject, layerUser or layerWorkspace
+	path  string // the file (the workspace's .metadata.json)
+	shown string // the file as shown
+	ws    *workspace
+	// below are the layers under it, for --add and --remove.
+	below []*configLayer
+}
+
+// runConfigSet runs 'config set' (unset false) or 'config unset'.
+func runConfigSet(env *cliEnv, args []string, unset bool) error {
+	verb := "set"
+	if unset {
+		verb = "unset"
+	}
+	fs := newFlagSet("config " + verb)
+	user := fs.Bool("user", false, "")
+	project := fs.Bool("project", false, "")
+	var wsArg stringFlag
+	fs.Var(&wsArg, "workspace", "")
+	var add, remove bool
+	if !unset {
+		fs.BoolVar(&add, "add", false, "")
+		fs.BoolVar(&remove, "remove", false, "")
+	}
+	want := 2
+	if unset {
+		want = 1
+	}
+	pos, err := parseFlags(fs, args, want)
+	if ue := (*usageError)(nil); errors.As(err, &ue) && strings.HasPrefix(ue.msg, "unknown flag") && !unset {
+		return usagef("%s (a VALUE that starts with '-' goes after '--': config set KEY -- VALUE)", ue.msg)
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) < want {
+		if unset {
+			return usagef("missing key: claude-iterate config unset KEY")
+		}
+		if len(pos) == 0 {
+			return usagef("missing key and value: claude-iterate config set KEY VALUE")
+		}
+		return usagef("missing value for %s: claude-iterate config set %s VALUE", pos[0], pos[0])
+	}
+	n := 0
+	for _, b := range []bool{*user, *project, wsArg.set} {
+		if b {
+			n++
+		}
+	}
+	if n > 1 {
+		return usagef("--user, --project and --workspace contradict each other: give one")
+	}
+	if add && remove {
+		return usagef("--add and --remove contradict each other")
+	}
+	key := lookupConfigKey(pos[0])
+	if key == nil {
+		msg := fmt.Sprintf("unknown key %q", pos[0])
+		if s := suggestKey(pos[0]); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return usagef("%s; 'claude-iterate help config' lists the keys", msg)
+	}
+	if (add || remove) && key.kind != kindStringList && key.kind != kindEventList {
+		return usagef("--add and --remove work on array keys; %s is not one", key.name)
+	}
+	t, err := configTargetOf(env, *user, wsArg)
+	if err != nil {
+		return err
+	}
+	if t.ws != nil {
+		release, err := claimWorkspace(t.ws, wsArg.s, "configure")
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	obj, err := t.read()
+	if err != nil {
+		return err
+	}
+	if unset {
+		if !removeConfigKey(obj, key.name) {
+			fmt.Fprintf(env.stdout, "%s was not set in the %s config (%s)\n", key.name, t.layer, t.shown)
+			return nil
+		}
+		if err := t.write(obj); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "Unset %s in the %s config (%s)\n", key.name, t.layer, t.shown)
+		return nil
+	}
+	val, err := configArgValue(key, pos[1], add || remove)
+	if err != nil {
+		return err
+	}
+	if add || remove {
+		val, err = editConfigList(t, obj, key, val.([]any)[0].(string), add)
+		if err != nil {
+			return err
+		}
+	}
+	removeConfigKey(obj, key.name)
+	obj[key.name] = val
+	if err := t.write(obj); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(val)
+	shown := string(b)
+	if key.kind == kindURL {
+		shown = redactURL(val.(string))
+	}
+	fmt.Fprintf(env.stdout, "Set %s = %s in the %s config (%s)\n", key.name, shown, t.layer, t.shown)
+	return nil
+}
+
+// configArgValue turns the command line's VALUE into the JSON value of key
+// (one element of it, as a one-element array, when element is set),
+// checked as the readers check it.
+func configArgValue(key *configKey, arg string, element bool) (any, error) {
+	data := []byte(arg)
+	if !json.Valid(data) {
+		data, _ = json.Marshal(arg)
+	}
+	if element {
+		data = append(append([]byte("["), data...), ']')
+	}
+	doc, err := parseJSONDoc("VALUE", data)
+	if err != nil {
+		return nil, usagef("invalid value %q for %s: %v", arg, key.name, err)
+	}
+	if _, err := parseConfigValue(doc, key, doc.Root); err != nil {
+		var fe *fileError
+		if errors.As(err, &fe) {
+			err = errors.New(fe.Msg)
+		}
+		return nil, usagef("invalid value %q for %s: %v", arg, key.name, err)
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, usagef("invalid value %q for %s: %v", arg, key.name, err)
+	}
+	return v, nil
+}
+
+// editConfigList adds elem to key's array, or removes it, starting from
+// the layer's value, else the effective value of the layers below it.
+func editConfigList(t *configTarget, obj map[string]any, key *configKey, elem string, add bool) ([]any, error) {
+	var cur []string
+	l := &configLayer{values: map[string]any{}}
+	if err := checkConfigObject(t.path, obj, l.values); err != nil {
+		return nil, err
+	}
+	if v, ok := l.values[key.name]; ok {
+		cur = v.([]string)
+	} else {
+		cur = resolveSettings(t.below...).values[key.name].([]string)
+	}
+	var out []any
+	found := false
+	for _, s := range cur {
+		if s == elem {
+			found = true
+			if !add {
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	switch {
+	case add && found:
+		return nil, fmt.Errorf("%s already holds %q", key.name, elem)
+	case add:
+		out = append(out, elem)
+	case !found:
+		return nil, fmt.Errorf("%s does not hold %q", key.name, elem)
+	}
+	if out == nil {
+		out = []any{}
+	}
+	return out, nil
+}
+
+// configTargetOf is the layer the flags name.
+func configTargetOf(env *cliEnv, user bool, wsArg stringFlag) (*configTarget, error) {
+	userLayer, err := loadFileLayer(layerUser, userConfigPath())
+	if err != nil {
+		userLayer = nil // reported by read, if it is the target
+	}
+	projectPath := filepath.Join(env.projectRoot, projectConfigName)
+	projectLayer, err := loadFileLayer(layerProject, projectPath)
+	if err != nil {
+		projectLayer = nil
+	}
+	switch {
+	case user:
+		p := userConfigPath()
+		if p == "" {
+			return nil, errors.New("no user config directory: $HOME and $XDG_CONFIG_HOME are unset")
+		}
+		return &configTarget{layer: layerUser, path: p, shown: p}, nil
+	case wsArg.set:
+		w, err := openWorkspace(env.projectRoot, resolveSettings(envLayer(), projectLayer, userLayer).WorkspacesDir, wsArg.s)
+		if err != nil {
+			return nil, err
+		}
+		return &configTarget{layer: layerWorkspace, path: w.metadataPath(), shown: relPath(env.projectRoot, w.metadataPath()), ws: w,
+			below: []*configLayer{projectLayer, userLayer}}, nil
+	}
+	return &configTarget{layer: layerProject, path: projectPath, shown: relPath(env.projectRoot, projectPath), below: []*configLayer{userLayer}}, nil
+}
+
+// read returns the layer's keys as a JSON object, refusing a file that
+// the readers refuse.
+func (t *configTarget) read() (map[string]any, error) {
+	if t.ws != nil {
+		if t.ws.meta.Config == nil {
+			return map[string]any{}, nil
+		}
+		return t.ws.meta.Config, nil
+	}
+	if _, err := loadFileLayer(t.layer, t.path); err != nil {
+		return nil, withHint(err, "fix %s by hand first: config set never rewrites a file it cannot read", t.shown)
+	}
+	data, err := readRegularFile(t.path, metadataCap)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]any{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t.shown, unwrapPathError(err))
+	}
+	obj := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t.shown, err)
+	}
+	return obj, nil
+}
+
+// write checks obj as the readers would, then writes it to the layer.
+func (t *configTarget) write(obj map[string]any) error {
+	if err := checkConfigObject(t.path, obj, map[string]any{}); err != nil {
+		return err
+	}
+	if t.ws != nil {
+		t.ws.meta.Config = obj
+		if len(obj) == 0 {
+			t.ws.meta.Config = nil
+		}
+		return t.ws.save()
+	}
+	data, err := json.MarshalIndent(obj, "", "  ")
+	if err != nil {
+		return err
+	}
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(t.path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	if holdsSecret(obj) {
+		perm = 0o600
+	}
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+		return fmt.Errorf("writing %s: %w", t.shown, err)
+	}
+	if err := writeFileAtomic(t.path, append(data, '\n'), perm); err != nil {
+		return fmt.Errorf("writing %s: %w", t.shown, unwrapPathError(err))
+	}
+	return nil
+}
+
+// checkConfigObject checks obj as a config file's content, as the readers
+// do, storing the values in out.
+func checkConfigObject(path string, obj map[string]any, out map[string]any) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	doc, err := parseJSONDoc(path, data)
+	if err != nil {
+		return err
+	}
+	return parseConfigObject(doc, doc.Root, "", out)
+}
+
+// removeConfigKey removes name from obj, spelt dotted or nested (or half
+// and half), dropping objects it leaves empty; it reports whether it was
+// there.
+func removeConfigKey(obj map[string]any, name string) bool {
+	found := false
+	if _, ok := obj[name]; ok {
+		delete(obj, name)
+		found = true
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] != '.' {
+			continue
+		}
+		sub, ok := obj[name[:i]].(map[string]any)
+		if !ok {
+			continue
+		}
+		if removeConfigKey(sub, name[i+1:]) {
+			found = true
+		}
+		if len(sub) == 0 {
+			delete(obj, name[:i])
+		}
+	}
+	return found
+}
+
+// holdsSecret reports whether a config object holds a notify URL with
+// credentials.
+func holdsSecret(obj map[string]any) bool {
+	l := map[string]any{}
+	if checkConfigObject("", obj, l) != nil {
+		return true // be safe
+	}
+	s, _ := l["notifyUrl"].(string)
+	u, err := url.Parse(s)
+	return err == nil && (u.User != nil || strings.Contains(u.RawQuery, "auth"))
+}

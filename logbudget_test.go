@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLogBudget: past its budget the log drops transcripts, with one note
+// and one warning, and still takes the run's sections; its reserve file is
+// freed then, and at close.
+func TestLogBudget(t *testing.T) {
+	dir := t.TempDir()
+	var warnings []string
+	l, err := openRunLog(dir, time.Now(), func(err error) { warnings = append(warnings, err.Error()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserve := filepath.Join(dir, ".reserve")
+	if fi, err := os.Stat(reserve); err != nil || fi.Size() != logReserve {
+		t.Fatalf("reserve file: %v, %v; want %d bytes", fi, err, logReserve)
+	}
+	l.budget = 100
+	l.Write([]byte(strings.Repeat("a", 150) + "\n"))
+	l.Flush() // looks at the budget
+	l.Write([]byte("dropped transcript\n"))
+	l.section("RUN ENDED", "Reason: test")
+	l.Close()
+	data, err := os.ReadFile(l.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	for _, want := range []string{"[transcripts are no longer logged: the log passed 0 MiB]", "RUN ENDED"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "dropped transcript") {
+		t.Errorf("log holds a transcript written past its budget:\n%s", got)
+	}
+	if len(warnings) != 1 {
+		t.Errorf("warnings = %q; want one", warnings)
+	}
+	if _, err := os.Stat(reserve); !os.IsNotExist(err) {
+		t.Errorf("reserve file still there after the log stopped: %v", err)
+	}
+}

@@ -1,0 +1,214 @@
+package main
+
+// This file implements the logs command: a workspace's run logs. The rules
+// are: it only reads, through the safe reader, so it never disturbs a run;
+// runs are numbered as 'history' numbers them (1 the first, -1 the last),
+// in the order of their logs' names (the run's start time); on a terminal
+// the log's text is sanitized (the log keeps the agent's raw bytes, which
+// must not drive the terminal), elsewhere it is copied byte for byte; -f
+// follows the log of a run in progress until the run ends, or Ctrl+C.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// logsUsage is the manual of the logs command.
+const logsUsage = `Usage: claude-iterate logs [<workspace>] [-f] [--run N] [--list]
+
+Prints the log of a workspace's last run: the prompt, the agent's
+transcript, every stop request, signal and warning, and how the run ended.
+Without <workspace>, the ralph-mode run of the project directory.
+
+Options:
+  -f, --follow   follow the log of a run in progress until it ends
+                 (Ctrl+C stops following, not the run)
+  --run N        the Nth run's log (1 is the first, -1 the last)
+  --list         list the logs, numbered, instead
+
+On a terminal, control characters and escape sequences of the agent's text
+are written out, never executed; in a pipe or a file, the log is copied as
+it is.
+
+Examples:
+  claude-iterate logs demo
+  claude-iterate logs demo -f
+  claude-iterate logs demo --run 1 | less
+`
+
+// logsPoll is how often logs -f looks for more.
+const logsPoll = 200 * time.Millisecond
+
+func runLogs(env *cliEnv, args []string) error {
+	fs := newFlagSet("logs")
+	follow := fs.Bool("f", false, "")
+	fs.BoolVar(follow, "follow", false, "")
+	var which stringFlag
+	fs.Var(&which, "run", "")
+	list := fs.Bool("list", false, "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if *follow && which.set {
+		return usagef("-f follows the run in progress; it does not go with --run")
+	}
+	w, err := workspaceFromArgs(env, pos)
+	if err != nil {
+		return err
+	}
+	logs, err := workspaceLogs(w)
+	if err != nil {
+		return err
+	}
+	arg := strings.Join(pos, "")
+	if *list {
+		for i, l := range logs {
+			fmt.Fprintf(env.stdout, "%3d  %s\n", i+1, relPath(env.projectRoot, l))
+		}
+		return nil
+	}
+	if len(logs) == 0 {
+		return withHint(fmt.Errorf("workspace %s has no run log yet (none in %s)", w.Name, relPath(env.projectRoot, w.logsPath())), "start a run: %s", strings.TrimSpace("claude-iterate run "+shellQuote(arg)))
+	}
+	path := logs[len(logs)-1]
+	if which.set {
+		if path, err = pickLog(logs, which.s); err != nil {
+			return err
+		}
+	}
+	out := logWriter(env.stdout)
+	f, _, err := openRegular(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", relPath(env.projectRoot, path), unwrapPathError(err))
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	if !*follow {
+		_, err := io.Copy(out, r)
+		return writeError(errors.Join(err, out.finish()))
+	}
+	return followLog(env, w, r, out)
+}
+
+// workspaceLogs returns the workspace's run logs, oldest first.
+func workspaceLogs(w *workspace) ([]string, error) {
+	entries, err := readDir(w.logsPath())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", w.logsPath(), unwrapPathError(err))
+	}
+	var logs []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), "iterate-") && strings.HasSuffix(e.Name(), ".log") {
+			logs = append(logs, filepath.Join(w.logsPath(), e.Name()))
+		}
+	}
+	// iterate-20250101-120000.log sorts before iterate-20250101-120000-2.log.
+	sort.Slice(logs, func(i, j int) bool {
+		return strings.TrimSuffix(logs[i], ".log") < strings.TrimSuffix(logs[j], ".log")
+	})
+	return logs, nil
+}
+
+// pickLog returns the log of run sel: 1 the first, -1 the last.
+func pickLog(logs []string, sel string) (string, error) {
+	n, err := strconv.Atoi(sel)
+	if err != nil || n == 0 {
+		return "", usagef("invalid value %q for flag --run: want a run number (1 the first, -1 the last)", sel)
+	}
+	switch {
+	case n > 0 && n <= len(logs):
+		return logs[n-1], nil
+	case n < 0 && -n <= len(logs):
+		return logs[len(logs)+n], nil
+	}
+	return "", withHint(fmt.Errorf("no run %d: there %s", n, map[bool]string{true: "is 1 run log", false: fmt.Sprintf("are %d run logs", len(logs))}[len(logs) == 1]), "use 1 to %d, or -1 for the last", len(logs))
+}
+
+// followLog copies the log to out as it grows, until the run that writes
+// it ends (or none is in progress) and nothing more comes, or a signal.
+func followLog(env *cliEnv, w *workspace, r *bufio.Reader, out *logOut) error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	tick := time.NewTicker(logsPoll)
+	defer tick.Stop()
+	for {
+		running := w.runningPID() != 0
+		if _, err := io.Copy(out, r); err != nil {
+			return writeError(err)
+		}
+		if err := out.Flush(); err != nil {
+			return writeError(err)
+		}
+		if !running {
+			// What it wrote before it ended was copied above.
+			return writeError(out.finish())
+		}
+		select {
+		case sig := <-sigs:
+			out.Flush()
+			fmt.Fprintf(env.stderr, "Stopped following; the run goes on.\n")
+			return &exitCodeError{code: exitCodeFor(sig)}
+		case <-tick.C:
+		}
+	}
+}
+
+// logOut writes a log to the screen or a file: sanitized line by line on
+// a terminal, as it is elsewhere.
+type logOut struct {
+	w       *bufio.Writer
+	screen  bool
+	partial []byte // a line not ended yet (screen only)
+}
+
+func logWriter(w io.Writer) *logOut {
+	f, ok := w.(*os.File)
+	return &logOut{w: bufio.NewWriter(w), screen: ok && isTerminal(f)}
+}
+
+func (o *logOut) Write(p []byte) (int, error) {
+	if !o.screen {
+		return o.w.Write(p)
+	}
+	n := len(p)
+	o.partial = append(o.partial, p...)
+	for {
+		i := bytes.IndexByte(o.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if _, err := o.w.Write(sanitize(o.partial[:i+1])); err != nil {
+			return 0, err
+		}
+		o.partial = o.partial[i+1:]
+	}
+	return n, nil
+}
+
+// Flush writes what is buffered but a line not ended yet, which a follow
+// may see the rest of later.
+func (o *logOut) Flush() error {
+	return o.w.Flush()
+}
+
+// finish writes everything, a line not ended included.
+func (o *logOut) finish() error {
+	if len(o.partial) > 0 {
+		o.w.Write(sanitize(o.partial))
+		o.partial = nil
+	}
+	return o.w.Flush()
+}

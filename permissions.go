@@ -1,0 +1,62 @@
+package main
+
+// This file implements the permission flags of run and init: claude -p
+// asks before it writes a file or runs a command, and nobody can answer, so
+// a first run with the real CLI fails on refused tool calls unless the
+// tools are allowed. The rules are: --permission-mode MODE and
+// --allowed-tools LIST are passed to claude as --permission-mode and
+// --allowedTools, after claude.args; init saves them in the workspace's
+// config (claude.permissionMode, claude.allowedTools), run gives them for
+// one run; MODE is claude's to check (its modes change between versions),
+// the tool list is split at commas.
+
+import (
+	"strings"
+	"unicode"
+)
+
+// checkPermissionFlags checks the values of --permission-mode and
+// --allowed-tools.
+func checkPermissionFlags(mode, tools stringFlag) error {
+	if mode.set && (mode.s == "" || strings.IndexFunc(mode.s, unicode.IsSpace) >= 0 || strings.HasPrefix(mode.s, "-")) {
+		return usagef("invalid value %q for flag --permission-mode: want one of claude's modes, e.g. acceptEdits", mode.s)
+	}
+	if tools.set && len(splitToolList(tools.s)) == 0 {
+		return usagef("invalid value %q for flag --allowed-tools: want tool names separated by commas, e.g. Edit,Write,Bash", tools.s)
+	}
+	return nil
+}
+
+// splitToolList splits a comma-separated list of tools, dropping empty
+// names.
+func splitToolList(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// addPermissionSettings stores the flags' values as config keys in values.
+func addPermissionSettings(values map[string]any, mode, tools stringFlag) {
+	if mode.set {
+		values["claude.permissionMode"] = mode.s
+	}
+	if tools.set {
+		values["claude.allowedTools"] = splitToolList(tools.s)
+	}
+}
+
+// permissionArgs are claude's arguments for the permission settings.
+func permissionArgs(cfg *settings) []string {
+	var args []string
+	if cfg.PermissionMode != "" {
+		args = append(args, "--permission-mode", cfg.PermissionMode)
+	}
+	if len(cfg.AllowedTools) > 0 {
+		args = append(args, "--allowedTools", strings.Join(cfg.AllowedTools, ","))
+	}
+	return args
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestClosestName(t *testing.T) {
+	commands := []string{"init", "setup", "edit", "run", "stop", "watch", "list", "status", "logs", "history", "reset", "clean", "archive", "template", "config", "completion", "version", "help"}
+	for _, tc := range []struct{ typed, want string }{
+		{"rn", "run"},
+		{"runn", "run"},
+		{"stat", "status"},
+		{"lst", "list"},
+		{"archve", "archive"},
+		{"tempalte", "template"},
+		{"frobnicate", ""},
+		{"x", ""},
+		{"", ""},
+		{"s", ""},
+		{"max-iteration", ""}, // not a command
+	} {
+		if got := closestName(tc.typed, commands); got != tc.want {
+			t.Errorf("closestName(%q) = %q; want %q", tc.typed, got, tc.want)
+		}
+	}
+	flags := []string{"max-iterations", "max-duration", "max-cost", "m", "verbose", "v", "dry-run", "quiet", "q"}
+	for _, tc := range []struct{ typed, want string }{
+		{"max-iteration", "max-iterations"},
+		{"max-iterationss", "max-iterations"},
+		{"verbos", "verbose"},
+		{"dry", "dry-run"},
+		{"max", ""}, // three flags start so: none is meant more than another
+		{"zzz", ""},
+	} {
+		if got := closestName(tc.typed, flags); got != tc.want {
+			t.Errorf("closestName(%q) = %q; want %q", tc.typed, got, tc.want)
+		}
+	}
+}
+
+func TestRemoveConfigKey(t *testing.T) {
+	for _, tc := range []struct {
+		in, key, want string
+		found         bool
+	}{
+		{`{"defaultDelay":1,"outputLevel":"quiet"}`, "defaultDelay", `{"outputLevel":"quiet"}`, true},
+		{`{"claude":{"args":["-x"],"command":"c"}}`, "claude.args", `{"claude":{"command":"c"}}`, true},
+		{`{"claude":{"args":["-x"]},"claude.args":["-y"]}`, "claude.args", `{}`, true},
+		{`{"notification":{"statusWatch":{"enabled":true}}}`, "notification.statusWatch.enabled", `{}`, true},
+		{`{"notification.statusWatch":{"enabled":true}}`, "notification.statusWatch.enabled", `{}`, true},
+		{`{"defaultDelay":1}`, "claude.args", `{"defaultDelay":1}`, false},
+	} {
+		obj := map[string]any{}
+		if err := json.Unmarshal([]byte(tc.in), &obj); err != nil {
+			t.Fatal(err)
+		}
+		found := removeConfigKey(obj, tc.key)
+		got, _ := json.Marshal(obj)
+		if string(got) != tc.want || found != tc.found {
+			t.Errorf("removeConfigKey(%s, %s) = %s, %v; want %s, %v", tc.in, tc.key, got, found, tc.want, tc.found)
+		}
+	}
+}

@@ -1,0 +1,344 @@
+package main
+
+// This file implements templates: a workspace's task kept to start others
+// from ('init --template NAME'). The rules are: a template is a directory
+// NAME/ holding INSTRUCTIONS.md and template.json (the mode, the
+// workspace's config, where it came from and when); project templates live
+// in claude-iterate/templates in the project root, --global ones in the
+// user's config directory (~/.config/claude-iterate/templates); a name is
+// looked up in the project first; names are workspace names; save never
+// overwrites a template without -f; delete asks on a terminal, or needs
+// -f; every file is read through the safe reader; a template whose config
+// holds a secret (a notify URL's password) is written 0600.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// templateUsage is the manual of the template command.
+const templateUsage = `Usage: claude-iterate template save <workspace> <name> [--global] [-f]
+       claude-iterate template list
+       claude-iterate template show <name> [--global]
+       claude-iterate template delete <name> [--global] [-f]
+
+Templates keep a workspace's task to start others from:
+'claude-iterate init <workspace> --template <name>'. A template holds the
+workspace's INSTRUCTIONS.md, its mode and its configuration (the "config"
+of its .metadata.json), not its progress, logs or TODO.md.
+
+Project templates live in claude-iterate/templates in the project root (so
+they can be committed with the project); with --global, in the user's
+config directory ($XDG_CONFIG_HOME/claude-iterate/templates). A name is
+looked up in the project first, then the user's.
+
+  save     saves the workspace as template <name>; -f replaces one
+  list     lists the templates: name, scope, mode, and the task's first line
+  show     prints a template: where it is, its mode, config and task
+  delete   removes a template; asks on a terminal, elsewhere needs -f
+
+Examples:
+  claude-iterate template save api-migration migration
+  claude-iterate init api-v2 --template migration
+  claude-iterate template save lint lint --global
+  claude-iterate template delete migration -f
+`
+
+// Template files and directories.
+const (
+	templatesDirName = "claude-iterate/templates"
+	templateMetaFile = "template.json"
+)
+
+// savedTemplate is one template.
+type savedTemplate struct {
+	Name   string         `json:"-"`
+	Dir    string         `json:"-"`
+	Global bool           `json:"-"`
+	Mode   string         `json:"mode"`
+	Config map[string]any `json:"config,omitempty"`
+	From   string         `json:"from,omitempty"` // the workspace it was saved from
+	Saved  time.Time      `json:"saved"`
+
+	instructions string
+}
+
+// templateDirs returns the project's and the user's template directories.
+func templateDirs(env *cliEnv) (project, global string) {
+	project = filepath.Join(env.projectRoot, templatesDirName)
+	if p := userConfigPath(); p != "" {
+		global = filepath.Join(filepath.Dir(p), "templates")
+	}
+	return project, global
+}
+
+func runTemplate(env *cliEnv, args []string) error {
+	if len(args) == 0 {
+		return usagef("missing subcommand: save, list, show or delete")
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "save":
+		return templateSave(env, rest)
+	case "list":
+		if _, err := parseFlags(newFlagSet("template list"), rest, 0); err != nil {
+			return err
+		}
+		return templateList(env)
+	case "show", "delete":
+		return templateShowDelete(env, sub, rest)
+	case "-h", "-help", "--help":
+		return errHelp
+	}
+	if strings.HasPrefix(sub, "-") {
+		return usagef("unknown flag %s", sub)
+	}
+	msg := fmt.Sprintf("unknown subcommand %q: want save, list, show or delete", sub)
+	if s := closestName(sub, []string{"save", "list", "show", "delete"}); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return usagef("%s", msg)
+}
+
+func templateSave(env *cliEnv, args []string) error {
+	fs := newFlagSet("template save")
+	global := fs.Bool("global", false, "")
+	force := fs.Bool("f", false, "")
+	fs.BoolVar(force, "force", false, "")
+	pos, err := parseFlags(fs, args, 2)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return usagef("missing workspace or template name: claude-iterate template save <workspace> <name>")
+	}
+	if err := checkName(pos[1]); err != nil {
+		return usagef("invalid template name %q: %v", pos[1], strings.TrimPrefix(err.Error(), "invalid workspace name "+fmt.Sprintf("%q", pos[1])+": "))
+	}
+	w, err := workspaceFromArgs(env, pos[:1])
+	if err != nil {
+		return err
+	}
+	data, err := readRegularFile(w.instructionsPath(), maxHeadFileSize)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", relPath(env.projectRoot, w.instructionsPath()), unwrapPathError(err))
+	}
+	project, user := templateDirs(env)
+	base := project
+	if *global {
+		if user == "" {
+			return errors.New("no user config directory: $HOME and $XDG_CONFIG_HOME are unset")
+		}
+		base = user
+	}
+	t := &savedTemplate{Name: pos[1], Dir: filepath.Join(base, pos[1]), Global: *global, Mode: w.meta.Mode,
+		Config: w.meta.Config, From: w.Name, Saved: time.Now().UTC().Truncate(time.Second), instructions: string(data)}
+	shown := relPath(env.projectRoot, t.Dir)
+	if _, err := os.Lstat(t.Dir); err == nil && !*force {
+		return withHint(fmt.Errorf("template %s already exists (%s)", t.Name, shown), "replace it with: claude-iterate template save %s %s -f", shellQuote(pos[0]), t.Name)
+	}
+	if err := t.write(); err != nil {
+		return fmt.Errorf("saving template %s: %w", t.Name, err)
+	}
+	fmt.Fprintf(env.stdout, "Saved workspace %s as template %s (%s)\n", w.Name, t.Name, shown)
+	fmt.Fprintf(env.stdout, "Use it with: claude-iterate init <workspace> --template %s\n", t.Name)
+	return nil
+}
+
+// write writes the template's files, replacing its directory's.
+func (t *savedTemplate) write() error {
+	perm := os.FileMode(0o644)
+	if t.Config != nil && holdsSecret(t.Config) {
+		perm = 0o600
+	}
+	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
+		return err
+	}
+	meta, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(t.Dir, instructionsFile), []byte(t.instructions), perm); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(t.Dir, templateMetaFile), append(meta, '\n'), perm)
+}
+
+// findTemplate loads template name: from the project, else the user's
+// (only the user's with global).
+func findTemplate(env *cliEnv, name string, global bool) (*savedTemplate, error) {
+	if err := checkName(name); err != nil {
+		return nil, usagef("invalid template name %q", name)
+	}
+	project, user := templateDirs(env)
+	var dirs []string
+	if !global {
+		dirs = append(dirs, project)
+	}
+	if user != "" {
+		dirs = append(dirs, user)
+	}
+	for _, d := range dirs {
+		t, err := loadTemplate(filepath.Join(d, name), d == user)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		return t, err
+	}
+	return nil, withHint(fmt.Errorf("no template %q", name), "list them with: claude-iterate template list")
+}
+
+// loadTemplate reads the template in dir.
+func loadTemplate(dir string, global bool) (*savedTemplate, error) {
+	data, err := readRegularFile(filepath.Join(dir, templateMetaFile), maxHeadFileSize)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, templateMetaFile), unwrapPathError(err))
+	}
+	t := &savedTemplate{Name: filepath.Base(dir), Dir: dir, Global: global}
+	if err := decodeJSONFile(filepath.Join(dir, templateMetaFile), data, t); err != nil {
+		return nil, err
+	}
+	if t.Mode != modeLoop && t.Mode != modeIterative {
+		return nil, fmt.Errorf("%s: mode: want \"loop\" or \"iterative\", got %q", filepath.Join(dir, templateMetaFile), t.Mode)
+	}
+	if t.Config != nil {
+		if err := checkConfigObject(filepath.Join(dir, templateMetaFile), t.Config, map[string]any{}); err != nil {
+			return nil, err
+		}
+	}
+	text, err := readRegularFile(filepath.Join(dir, instructionsFile), maxHeadFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, instructionsFile), unwrapPathError(err))
+	}
+	t.instructions = string(text)
+	return t, nil
+}
+
+func templateList(env *cliEnv) error {
+	project, user := templateDirs(env)
+	var all []*savedTemplate
+	for _, d := range []string{project, user} {
+		if d == "" {
+			continue
+		}
+		entries, err := readDir(d)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("reading %s: %w", d, unwrapPathError(err))
+		}
+		for _, e := range entries {
+			if !e.IsDir() || !nameRE.MatchString(e.Name()) {
+				continue
+			}
+			t, err := loadTemplate(filepath.Join(d, e.Name()), d == user)
+			if err != nil {
+				fmt.Fprintf(env.stderr, "%s: warning: %v\n", progName, err)
+				continue
+			}
+			all = append(all, t)
+		}
+	}
+	if len(all) == 0 {
+		fmt.Fprintf(env.stdout, "No templates (in %s or %s).\n", relPath(env.projectRoot, project), user)
+		fmt.Fprintf(env.stdout, "Save one with: claude-iterate template save <workspace> <name>\n")
+		return nil
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSCOPE\tMODE\tTASK")
+	for _, t := range all {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.scope(), t.Mode, sanitizeString(clipWidth(t.firstLine(), 60)))
+	}
+	return writeError(tw.Flush())
+}
+
+// scope says where the template lives.
+func (t *savedTemplate) scope() string {
+	if t.Global {
+		return "global"
+	}
+	return "project"
+}
+
+// firstLine is the task's first line of text, its heading marks dropped.
+func (t *savedTemplate) firstLine() string {
+	for _, l := range strings.Split(t.instructions, "\n") {
+		if l = strings.TrimSpace(strings.TrimLeft(l, "# ")); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+func templateShowDelete(env *cliEnv, sub string, args []string) error {
+	fs := newFlagSet("template " + sub)
+	global := fs.Bool("global", false, "")
+	var force *bool
+	if sub == "delete" {
+		force = fs.Bool("f", false, "")
+		fs.BoolVar(force, "force", false, "")
+	}
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing template name")
+	}
+	t, err := findTemplate(env, pos[0], *global)
+	if err != nil {
+		return err
+	}
+	shown := relPath(env.projectRoot, t.Dir)
+	if sub == "show" {
+		out := &errWriter{w: env.stdout}
+		fmt.Fprintf(out, "Template:  %s (%s, %s)\n", t.Name, t.scope(), shown)
+		fmt.Fprintf(out, "Mode:      %s\n", t.Mode)
+		if t.From != "" {
+			fmt.Fprintf(out, "Saved:     from workspace %s, %s\n", sanitizeString(t.From), t.Saved.Local().Format(time.DateTime))
+		}
+		if len(t.Config) > 0 {
+			b, _ := json.Marshal(redactedConfig(t.Config))
+			fmt.Fprintf(out, "Config:    %s\n", b)
+		}
+		fmt.Fprintf(out, "\n%s", sanitizeString(t.instructions))
+		return writeError(out.err)
+	}
+	if !*force {
+		yes, err := confirm(env, fmt.Sprintf("Delete template %s (%s)? [y/N] ", t.Name, shown))
+		if err != nil {
+			return failUsage(env, fmt.Errorf("not deleting template %s without confirmation: %v", t.Name, err), "to delete it without a question: claude-iterate template delete %s -f", t.Name)
+		}
+		if !yes {
+			fmt.Fprintf(env.stdout, "Template %s was not deleted\n", t.Name)
+			return nil
+		}
+	}
+	if err := os.RemoveAll(t.Dir); err != nil {
+		return fmt.Errorf("deleting %s: %w", shown, unwrapPathError(err))
+	}
+	fmt.Fprintf(env.stdout, "Deleted template %s (%s)\n", t.Name, shown)
+	return nil
+}
+
+// redactedConfig is cfg with a notify URL's credentials blotted out.
+func redactedConfig(cfg map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range cfg {
+		if s, ok := v.(string); ok && lookupConfigKey(k) != nil && lookupConfigKey(k).kind == kindURL {
+			v = redactURL(s)
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,72 @@
+package main
+
+// This file keeps the terminal's modes the run's own. The agent runs in a
+// session of its own, without a controlling terminal, but it can open the
+// terminal by name (/proc/<tool>/fd/0 names it) and change its modes: stty
+// -isig would make Ctrl+C a plain key for the rest of the run. The rules
+// are: at every look-around the tool compares the terminal's modes with the
+// run's (the keyboard's cbreak mode while it reads keys, else the modes at
+// the start) and puts the run's back, from the foreground only (from the
+// background the change would stop the tool with SIGTTOU); a Ctrl+C, Ctrl+\
+// or Ctrl+Z the keyboard reads as a plain key, before that, is still the
+// signal; and at exit the modes at the start come back, with a visible
+// cursor (an agent writing escapes to the terminal may have hidden it).
+
+import (
+	"os"
+	"syscall"
+)
+
+// keepTerminalMode puts back the run's terminal modes if something changed
+// them.
+func keepTerminalMode(kb *keyboard, saved *savedMode) {
+	if kb != nil && kb.keepMode() {
+		return
+	}
+	saved.restore()
+}
+
+// keySignal is the signal key b stands for in the terminal modes t (its
+// VINTR, VQUIT and VSUSP characters), as the terminal would send it with
+// ISIG on.
+func keySignal(b byte, t *syscall.Termios) (syscall.Signal, bool) {
+	if b == 0 { // _POSIX_VDISABLE
+		return 0, false
+	}
+	switch b {
+	case t.Cc[syscall.VINTR]:
+		return syscall.SIGINT, true
+	case t.Cc[syscall.VQUIT]:
+		return syscall.SIGQUIT, true
+	case t.Cc[syscall.VSUSP]:
+		return syscall.SIGTSTP, true
+	}
+	return 0, false
+}
+
+// restoreAtExit puts back the terminal modes of the start and makes the
+// cursor visible, from the foreground only, and not on a plain terminal
+// (TERM=dumb or NO_COLOR), which gets no escape from the tool.
+func (m *savedMode) restoreAtExit() {
+	if m == nil {
+		return
+	}
+	m.restore()
+	if os.Getenv("TERM") == "dumb" || os.Getenv("NO_COLOR") != "" {
+		return
+	}
+	if pg, err := foregroundGroup(m.f); err == nil && pg == syscall.Getpgrp() {
+		m.f.WriteString("\x1b[?25h")
+	}
+}
+
+// putModes sets want on terminal f, whose modes are now. When now has ISIG
+// off and want has it on, what was typed meanwhile is discarded: a Ctrl+C
+// typed then is a plain byte, which the shell would read as input once the
+// tool exits.
+func putModes(f *os.File, now, want *syscall.Termios) {
+	setTermios(f, want)
+	if now.Lflag&syscall.ISIG == 0 && want.Lflag&syscall.ISIG != 0 {
+		flushInput(f)
+	}
+}
