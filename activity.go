@@ -79,6 +79,18 @@ func (a activity) text(now time.Time) string {
 	return ""
 }
 
+// shifted is a moved in time by d: the same activity, its timers resumed
+// after d suspended.
+func (a activity) shifted(d time.Duration) activity {
+	if !a.Since.IsZero() {
+		a.Since = a.Since.Add(d)
+	}
+	if !a.RetryAt.IsZero() {
+		a.RetryAt = a.RetryAt.Add(d)
+	}
+	return a
+}
+
 // runningTool is a tool call without a result yet.
 type runningTool struct {
 	id, name, arg string
@@ -94,6 +106,18 @@ type activityTracker struct {
 	tools []runningTool
 	retry *activity // the last API retry, until the API answers
 	last  activity
+}
+
+// shift moves the tracker's times by d, the time the run was suspended.
+func (t *activityTracker) shift(d time.Duration) {
+	for i := range t.tools {
+		t.tools[i].since = t.tools[i].since.Add(d)
+	}
+	if t.retry != nil {
+		r := t.retry.shifted(d)
+		t.retry = &r
+	}
+	t.last = t.last.shifted(d)
 }
 
 // reset starts a new iteration.

@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,8 @@ type gitTree struct {
 	root    string   // the project root
 	exclude []string // directories whose files are never listed (the workspace's)
 	failed  bool
+	// warn says, once, that git failed and filesChanged is off.
+	warn func(msg string)
 }
 
 // gitSnapshot is a work tree's dirty files and HEAD at one moment.
@@ -119,6 +122,9 @@ func (g *gitTree) snapshot() *gitSnapshot {
 	out, err := runGit(g.top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		g.failed = true
+		if g.warn != nil {
+			g.warn(fmt.Sprintf("git status failed in %s (%v): the history lists no changed files for the rest of this run", g.top, err))
+		}
 		return nil
 	}
 	s := &gitSnapshot{dirty: map[string]fileStamp{}}

@@ -101,29 +101,6 @@ func (st *runState) elapsed(now time.Time) time.Duration {
 	return max(0, now.Sub(st.Started)-time.Duration(st.SuspendedMS)*time.Millisecond)
 }
 
-// eta estimates the time left, from the average iteration, once one is
-// done. In loop mode (one item per iteration) the items left bound the
-// iterations left.
-func (st *runState) eta(now time.Time) (time.Duration, bool) {
-	done := st.Totals.Iterations
-	if done == 0 || st.Max == 0 || st.Ended {
-		return 0, false
-	}
-	avg := time.Duration(st.Totals.DurationMS) * time.Millisecond / time.Duration(done)
-	left := st.Max - done
-	if st.Mode == modeLoop && st.Tasks != nil && st.Tasks.Total > 0 {
-		left = min(left, st.Tasks.Total-st.Tasks.Completed)
-	}
-	if left <= 0 {
-		return 0, false
-	}
-	d := avg * time.Duration(left)
-	if st.Phase == phaseRunning {
-		d -= min(now.Sub(st.IterStarted), avg)
-	}
-	return max(d, 0), true
-}
-
 // tasksText shows the tasks' progress: "35/60", or "".
 func (st *runState) tasksText() string {
 	switch {
@@ -162,11 +139,14 @@ type live struct {
 	heartbeat time.Duration
 	nextBeat  time.Time
 	lastDraw  time.Time
-	lastWrite time.Time
-	statePath string
-	writeErr  bool
-	status    *statusWatch
-	pub       publisher
+	// iterSuspendedMS is the run's time suspended when the running
+	// iteration started.
+	iterSuspendedMS int64
+	lastWrite       time.Time
+	statePath       string
+	writeErr        bool
+	status          *statusWatch
+	pub             publisher
 }
 
 // publisher is where a run's events go: the event stream and the
@@ -276,13 +256,10 @@ func (l *live) tick(now time.Time, interrupt os.Signal, suspended time.Duration)
 		l.st.Interrupted = signalName(interrupt)
 		l.dirty, l.redraw = true, true
 	}
-	if ms := suspended.Milliseconds(); ms != l.st.SuspendedMS {
-		l.st.SuspendedMS = ms
-		l.dirty = true
-	}
+	l.setSuspended(suspended)
 	if l.beats() && l.st.Phase == phaseRunning && !now.Before(l.nextBeat) {
 		l.nextBeat = now.Add(l.heartbeat)
-		heartbeat = fmt.Sprintf("… iteration %d: %s, %s", l.st.Iteration, compactDuration(now.Sub(l.st.IterStarted)), nowText(&l.st, now, false))
+		heartbeat = fmt.Sprintf("… iteration %d: %s, %s", l.st.Iteration, compactDuration(l.iterationElapsed(now)), nowText(&l.st, now, false))
 	}
 	l.mu.Unlock()
 	if msg, ts, ok := l.status.poll(now); ok {
@@ -304,6 +281,29 @@ func (l *live) tick(now time.Time, interrupt os.Signal, suspended time.Duration)
 		l.con.progressf("%s", heartbeat)
 	}
 	l.update(now)
+}
+
+// setSuspended takes the run's time suspended so far. One rule for every
+// duration shown: time suspended is left out, as from Elapsed, iteration
+// durations and max_duration — so the activity's timers (the running
+// tool's, thinking's, the API retry's countdown) start again where they
+// stopped. l.mu must be held.
+func (l *live) setSuspended(suspended time.Duration) {
+	ms := suspended.Milliseconds()
+	if ms == l.st.SuspendedMS {
+		return
+	}
+	delta := time.Duration(ms-l.st.SuspendedMS) * time.Millisecond
+	l.st.SuspendedMS = ms
+	l.st.Activity = l.st.Activity.shifted(delta)
+	l.act.shift(delta)
+	l.dirty = true
+}
+
+// iterationElapsed is the running iteration's time at now, time suspended
+// excluded. l.mu must be held.
+func (l *live) iterationElapsed(now time.Time) time.Duration {
+	return max(0, now.Sub(l.st.IterStarted)-time.Duration(l.st.SuspendedMS-l.iterSuspendedMS)*time.Millisecond)
 }
 
 // setTasks takes the tasks' progress from ts; l.mu must be held.
@@ -387,6 +387,7 @@ func (l *live) iterationStarted(n int) {
 	now := time.Now()
 	l.mu.Lock()
 	l.st.Phase, l.st.Iteration, l.st.IterStarted, l.st.Updated = phaseRunning, n, now, now
+	l.iterSuspendedMS = l.st.SuspendedMS
 	l.st.WaitUntil = time.Time{}
 	l.st.Activity = l.act.reset(now)
 	l.nextBeat = now.Add(l.heartbeat)

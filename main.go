@@ -6,19 +6,24 @@
 //
 // Usage:
 //
-//	claude-iterate init   <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
-//	claude-iterate setup  <workspace> [--mode loop|iterative]    (write the task with claude)
-//	claude-iterate edit   <workspace>                            (refine it with claude)
-//	claude-iterate run    [<workspace>] [flags]
-//	claude-iterate stop   [<workspace>] [--cancel]
-//	claude-iterate watch  [<workspace>]
-//	claude-iterate list   [--archived]
-//	claude-iterate status [<workspace>] [--json] [--archived]
-//	claude-iterate history [<workspace>] [--json] [--run ID] [--last N]
-//	claude-iterate reset  [<workspace>] [--all]
-//	claude-iterate clean  <workspace> [-f] [--no-archive]
-//	claude-iterate archive list | restore <archive> [<workspace>]
-//	claude-iterate config [<workspace>] [--json]
+//	claude-iterate init     <workspace> [--mode loop|iterative] [--instructions FILE|-] [--template NAME] [flags]
+//	claude-iterate setup    <workspace> [--mode loop|iterative]    (write the task with claude)
+//	claude-iterate edit     <workspace>                            (refine it with claude)
+//	claude-iterate run      [<workspace>] [flags]
+//	claude-iterate stop     [<workspace>] [--cancel]
+//	claude-iterate verify   <workspace> [--depth quick|standard|deep] [--json]
+//	claude-iterate answer   <workspace> TEXT|-
+//	claude-iterate watch    [<workspace>]
+//	claude-iterate logs     <workspace> [-f] [--run N] [--list]
+//	claude-iterate list     [--archived]
+//	claude-iterate status   [<workspace>] [--json] [--archived]
+//	claude-iterate history  [<workspace>] [--json] [--run ID] [--last N]
+//	claude-iterate reset    [<workspace>] [--all]
+//	claude-iterate clean    <workspace> [-f] [--no-archive]
+//	claude-iterate archive  list | save | show | restore | delete
+//	claude-iterate template save | list | show | delete
+//	claude-iterate config   [<workspace>] [--json] | set KEY VALUE | unset KEY
+//	claude-iterate completion bash|zsh|fish
 //	claude-iterate version
 //	claude-iterate help [<command>]
 //
@@ -26,10 +31,10 @@
 // TODO.md and .status.json (kept by the agent), .metadata.json (kept by the
 // tool), an optional .stop file, history.jsonl (one record per iteration:
 // what it did, what it cost, which files it changed) and one log per run
-// under logs/. A workspace
-// argument is a name, resolved under the workspaces directory (by default
-// claude-iterate/workspaces in the current directory), or a path (it contains
-// a slash, or is ".").
+// under logs/. A workspace argument is a name, resolved under the
+// workspaces directory (by default claude-iterate/workspaces in the project
+// root: the nearest directory upwards holding claude-iterate/ or
+// .claude-iterate.json), or a path (it contains a slash, or is ".").
 //
 // Exit status: 0 when the task completed or the run stopped for a
 // non-failure reason (max iterations, a stop request); 1 on errors, failure

@@ -154,7 +154,9 @@ func (r *runner) setup(pos []string) error {
 	if !ws.Ralph {
 		exclude = append(exclude, ws.Dir)
 	}
-	r.git = findGitTree(env.projectRoot, exclude...)
+	if r.git = findGitTree(env.projectRoot, exclude...); r.git != nil {
+		r.git.warn = func(msg string) { r.con.errorf("warning: %s", msg); r.log.printf("WARNING: %s", msg) }
+	}
 	now := time.Now().UTC().Truncate(time.Second)
 	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
 	ws.meta.Conditions = r.stops.initialReports()
