@@ -7,7 +7,8 @@ package main
 //
 //   - One event, two forms: the event stream and the notifications carry
 //     the same events (execution_start, iteration with its record,
-//     iteration_milestone, status_update, limit_wait, completion, error,
+//     iteration_milestone, status_update, limit_wait, question, answered,
+//     verification_passed, verification_failed, completion, error,
 //     stopped); a notification is made from its event (notificationFor).
 //   - The stream's last line is an "exit" event with the run's exit code
 //     and reason, on every way out a signal allows — a setup error, a

@@ -16,6 +16,9 @@ func (l *live) question(q, onQuestion, answerCmd string) {
 	if onQuestion != onQuestionStop {
 		l.st.Question, l.st.AnswerCmd = q, answerCmd
 	}
+	if onQuestion == onQuestionWait {
+		l.st.Phase, l.st.WaitUntil = phaseQuestion, time.Time{}
+	}
 	l.dirty, l.redraw = true, true
 	l.mu.Unlock()
 	l.emit(runEvent{Event: eventQuestion, Question: q, OnQuestion: onQuestion, Message: answerCmd})

@@ -214,8 +214,8 @@ func (r *runner) loop() ending {
 	if len(given) > 0 {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
 	}
-	r.checks.asks.take() // an answer given while no run was going on
 	for {
+		r.checks.asks.take() // an answer given while no run waited for it
 		if end := workspaceGone(r.ws); end != nil {
 			return *end
 		}

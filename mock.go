@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -82,6 +83,9 @@ func runMockAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 			"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": content, "is_error": false}}}}
 	}
 
+	if strings.Contains(string(prompt), `"verdict"`) { // the verifier's prompt
+		return mockVerifier(emit, interrupted, text, toolUse, toolResult, statusPath, session)
+	}
 	events := []map[string]any{
 		{"type": "system", "subtype": "init", "session_id": session, "model": "mock", "tools": []string{"Read", "Edit", "Bash"}, "cwd": "."},
 		text(fmt.Sprintf("Working on item %d of %d (prompt: %d bytes).", next, total, len(prompt))),

@@ -67,6 +67,10 @@ func resetMetadata(m *metadata) []string {
 	if len(m.Conditions) > 0 {
 		add("conditions", fmt.Sprintf("progress of %d", len(m.Conditions)), "none")
 	}
+	if v := m.Verification; v != nil && v.LastVerdict != "" {
+		add("verification", v.LastVerdict, "none")
+	}
+	m.Verification = nil
 	m.Status, m.LastRun, m.PID = statusNew, nil, 0
 	m.workTotals, m.LastRunIterations = workTotals{}, 0
 	m.LastStopReason, m.LastExitCode, m.Conditions = "", nil, nil
