@@ -8,6 +8,7 @@ package main
 
 import (
 	"hash/fnv"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -82,3 +83,15 @@ func processesWithEnv(kv string) []int { return nil }
 // ownDescendants: macOS keeps no children links; the callers list every
 // process instead.
 func ownDescendants() ([]procInfo, bool) { return nil, false }
+
+// childProcs lists this process's children.
+func childProcs() []procInfo {
+	var out []procInfo
+	self := os.Getpid()
+	for _, p := range listProcs() {
+		if p.ppid == self {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -88,9 +88,8 @@ func reapOrphans() {
 		}
 		reap(pid)
 	}
-	self := os.Getpid()
-	for _, p := range listProcs() {
-		if p.ppid == self && p.state == 'Z' && !ownChildren.pids[p.pid] {
+	for _, p := range childProcs() {
+		if p.state == 'Z' && !ownChildren.pids[p.pid] {
 			reap(p.pid)
 		}
 	}
