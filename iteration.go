@@ -47,6 +47,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	r.lock.addChild(c.pid)
 	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
 	end := r.sup.watch(c)
+	r.lock.dropChild(c.pid)
 	o.finish(c.waitErr, c.tail.String())
 	o.hang = end.hang
 	o.interrupted = r.sup.ending()

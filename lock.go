@@ -236,6 +236,24 @@ func (l *runLock) addChild(pid int) {
 	}
 }
 
+// dropChild takes a child the run has waited for out of the record (the
+// next write leaves it out): a long run's record stays the size of what
+// runs now, not of every agent it started.
+func (l *runLock) dropChild(pid int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := l.record.Children[:0]
+	for _, c := range l.record.Children {
+		if c.PID != pid {
+			kept = append(kept, c)
+		}
+	}
+	l.record.Children = kept
+}
+
 // addLocked adds a process to the record unless it is there; l.mu is held.
 func (l *runLock) addLocked(pid int, start uint64) bool {
 	for _, c := range l.record.Children {

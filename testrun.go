@@ -230,6 +230,7 @@ func (r *sideRunner) runChild(name string, spec childSpec, timeout time.Duration
 	r.lock.addChild(c.pid)
 	c.name, c.timeout = name, timeout
 	end := r.sup.watch(c)
+	r.lock.dropChild(c.pid)
 	cr := childResult{elapsed: time.Since(started) - end.suspended}
 	code, signal := childExit(c.waitErr)
 	cr.exitCode = code

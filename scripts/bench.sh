@@ -258,8 +258,8 @@ idle_wake=$(calc "($s1 - $s0) / 12" 1)
 
 # The 1-minute load at the end counts this script's own runs (20 at once
 # among them): other work is judged by the processes runnable at the end,
-# once ours have ended, sampled ten times over a second (less the sampler).
-others_end=$(for _ in 1 2 3 4 5 6 7 8 9 10; do awk '/^procs_running/ { print $2 - 1 }' /proc/stat; sleep 0.1; done | awk '{ s += $1 } END { printf "%.1f", s / NR }')
+# once ours have ended, sampled ten times over a second (less the sampler and its shell).
+others_end=$(for _ in 1 2 3 4 5 6 7 8 9 10; do awk '/^procs_running/ { n = $2 - 2; print (n > 0 ? n : 0) }' /proc/stat; sleep 0.1; done | awk '{ s += $1 } END { printf "%.1f", s / NR }')
 model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 gomax=$(grep -o 'runtime.GOMAXPROCS([^)]*)' "$repo/main.go" | head -n1 || true)
 warn=""
