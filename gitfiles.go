@@ -105,13 +105,11 @@ func runGit(dir string, args ...string) ([]byte, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	err := cmd.Run()
+	out, err := outputOwn(cmd)
 	if ctx.Err() != nil {
 		return nil, errors.New("git did not answer within " + gitTimeout.String())
 	}
-	return out.Bytes(), err
+	return out, err
 }
 
 // snapshot lists the dirty files now; nil when g is nil or git failed.

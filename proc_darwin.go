@@ -30,7 +30,7 @@ func becomeSubreaper() error { return nil }
 // listProcs asks ps, as macOS has no /proc.
 func listProcs() []procInfo {
 	cmd := exec.Command("ps", "-A", "-o", "pid=,ppid=,pgid=,stat=")
-	out, err := cmd.Output()
+	out, err := outputOwn(cmd)
 	if err != nil {
 		return nil
 	}
@@ -66,7 +66,7 @@ func sessionOf(pid int) int {
 // processStart returns a number that tells pid's process from a later one
 // with the same pid: a hash of its start time as ps prints it.
 func processStart(pid int) (uint64, bool) {
-	out, err := exec.Command("ps", "-o", "lstart=", "-p", strconv.Itoa(pid)).Output()
+	out, err := outputOwn(exec.Command("ps", "-o", "lstart=", "-p", strconv.Itoa(pid)))
 	s := strings.TrimSpace(string(out))
 	if err != nil || s == "" {
 		return 0, false

@@ -12,14 +12,17 @@ package main
 //     waits for its pid): the reaper never takes their status. Each is
 //     started through trackStart, which records its pid under the lock
 //     the reaper holds while it reaps, so that no child can die and be
-//     reaped between its start and its record.
+//     reaped between its start and its record; runOwn does that for a
+//     command run to its end (git).
 //   - On SIGCHLD the reaper collects every dead child that is not one of
 //     the tool's own: it peeks with waitid(WNOWAIT), which reaps nothing,
 //     and reaps by pid; when the one the kernel shows is the tool's own,
 //     it finds the others in /proc.
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -93,4 +96,31 @@ func reapOrphans() {
 			reap(p.pid)
 		}
 	}
+}
+
+// runOwn is cmd.Run for a child of the tool's own: started through
+// trackStart and forgotten once waited for. Every command the tool runs
+// and waits for goes through it or through trackStart (a test holds the
+// sources to that); cmd.Run alone would race the reaper for the exit
+// status, and lose it as "waitid: no child processes".
+func runOwn(cmd *exec.Cmd) error {
+	err := trackStart(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	if err != nil {
+		return err
+	}
+	defer forgetChild(cmd.Process.Pid)
+	return cmd.Wait()
+}
+
+// outputOwn is cmd.Output through runOwn.
+func outputOwn(cmd *exec.Cmd) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := runOwn(cmd)
+	return out.Bytes(), err
 }

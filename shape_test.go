@@ -104,3 +104,59 @@ func receiverName(e ast.Expr) string {
 	}
 	return ""
 }
+
+// TestChildrenStartedOwn holds every child the tool starts to the reaper's
+// rule (reaper.go): a process is started only inside a function passed to
+// trackStart (runOwn, outputOwn and the agent's spawner go through it), so
+// that the reaper never takes the exit status its starter waits for.
+func TestChildrenStartedOwn(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cmd's Start, Run, Output and CombinedOutput take no argument;
+	// os.StartProcess and syscall.ForkExec do.
+	noArgs := map[string]bool{"Start": true, "Run": true, "Output": true, "CombinedOutput": true}
+	fset := token.NewFileSet()
+	found := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inTrack int
+		var walk func(n ast.Node) bool
+		walk = func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "trackStart" {
+				inTrack++
+				for _, a := range call.Args {
+					ast.Inspect(a, walk)
+				}
+				inTrack--
+				return false
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if name := sel.Sel.Name; noArgs[name] && len(call.Args) == 0 || name == "StartProcess" || name == "ForkExec" {
+				found++
+				if inTrack == 0 {
+					t.Errorf("%s: %s() starts a process outside trackStart: use runOwn or outputOwn (reaper.go)", fset.Position(call.Pos()), sel.Sel.Name)
+				}
+			}
+			return true
+		}
+		ast.Inspect(f, walk)
+	}
+	if found < 3 {
+		t.Errorf("found %d process starts; the check no longer sees them", found)
+	}
+}
