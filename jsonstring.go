@@ -279,5 +279,17 @@ func decodedLen(raw []byte, st strStats) int {
 	if !st.surrogates && utf8.Valid(raw) {
 		return len(raw) - st.shrink
 	}
-	return len(decodeStr(raw, st))
+	// Decoded a MiB at a time, cut where prefixCut cuts (never inside an
+	// escape, a surrogate pair or a UTF-8 sequence): a string near the
+	// line cap is not decoded whole to be measured.
+	n := 0
+	for len(raw) > 0 {
+		cut := prefixCut(raw, 1<<20)
+		if cut == 0 {
+			cut = len(raw)
+		}
+		n += len(decodePrefix(raw[:cut], cut))
+		raw = raw[cut:]
+	}
+	return n
 }

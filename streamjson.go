@@ -309,15 +309,67 @@ func decodeEvent(line []byte) (*streamEvent, error) {
 	if e, ok := decodeEventFast(line); ok {
 		return e, nil
 	}
-	return decodeEventStd(line)
+	short, kept := clipLongStrings(line)
+	return decodeEventKeeping(short, kept)
+}
+
+// clipLongStrings returns line with every string over maxStringBytes
+// replaced by its clipped form (decodeClipped's), with the set of those
+// forms, not to be clipped again; or line itself when it has none or is
+// not valid JSON. encoding/json would decode such a string whole, a
+// second (or third) copy of a line near the cap; clipped first, a line it
+// decodes costs what one the fast path decodes costs. What is counted on
+// a whole string (a tool result's or a Write's lines) is then counted on
+// its first MiB.
+func clipLongStrings(line []byte) ([]byte, map[string]bool) {
+	if len(line) <= maxStringBytes {
+		return line, nil
+	}
+	var kept map[string]bool
+	var out []byte
+	done := 0 // line[:done] is in out
+	s := &jsonScanner{data: line}
+	for {
+		q := bytes.IndexByte(line[s.i:], '"')
+		if q < 0 {
+			break
+		}
+		s.i += q
+		start := s.i
+		raw, st := s.str()
+		if s.bad {
+			return line, nil
+		}
+		if len(raw) <= maxStringBytes {
+			continue
+		}
+		if out == nil {
+			out, kept = make([]byte, 0, 2*maxStringBytes), map[string]bool{}
+		}
+		clipped := decodeClipped(raw, st)
+		kept[clipped] = true
+		text, _ := json.Marshal(clipped)
+		out = append(append(out, line[done:start]...), text...)
+		done = s.i
+	}
+	if out == nil {
+		return line, nil
+	}
+	return append(out, line[done:]...), kept
 }
 
 // decodeEventStd parses one line with encoding/json: the reference the
 // fast path matches, and the decoder of what it hands back.
-func decodeEventStd(line []byte) (e *streamEvent, err error) {
+func decodeEventStd(line []byte) (*streamEvent, error) {
+	return decodeEventKeeping(line, nil)
+}
+
+// decodeEventKeeping is decodeEventStd for a line whose strings in kept
+// are clipped already (clipLongStrings).
+func decodeEventKeeping(line []byte, kept map[string]bool) (e *streamEvent, err error) {
 	e, err = decodeEventJSON(line)
 	if e != nil {
-		clipStrings(reflect.ValueOf(e).Elem())
+		clipStrings(reflect.ValueOf(e).Elem(), kept)
 		for i := range e.Message.blocks() {
 			b := &e.Message.Content[i]
 			if len(b.Input) > maxStringBytes {

@@ -191,33 +191,33 @@ func decodeToolArgs(input []byte) *toolArgs {
 	if in.Content != nil {
 		a.HasContent, a.ContentBytes, a.ContentLines = true, len(*in.Content), strings.Count(*in.Content, "\n")+1
 	}
-	clipStrings(reflect.ValueOf(a).Elem())
+	clipStrings(reflect.ValueOf(a).Elem(), nil)
 	return a
 }
 
 // clipStrings clips, as the fast decoder does (decodeClipped), every
 // string encoding/json decoded into v: the fields, pointed-to values and
-// slice elements it can set.
-func clipStrings(v reflect.Value) {
+// slice elements it can set, except those in kept (clipped already).
+func clipStrings(v reflect.Value, kept map[string]bool) {
 	switch v.Kind() {
 	case reflect.String:
-		if v.Len() > maxStringBytes && v.CanSet() {
+		if v.Len() > maxStringBytes && v.CanSet() && !kept[v.String()] {
 			v.SetString(clip(v.String(), maxStringBytes))
 		}
 	case reflect.Pointer:
 		if !v.IsNil() {
-			clipStrings(v.Elem())
+			clipStrings(v.Elem(), kept)
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() != reflect.Uint8 {
 			for i := range v.Len() {
-				clipStrings(v.Index(i))
+				clipStrings(v.Index(i), kept)
 			}
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				clipStrings(v.Field(i))
+				clipStrings(v.Field(i), kept)
 			}
 		}
 	}
