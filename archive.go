@@ -290,6 +290,15 @@ func archiveTop(src string) (string, error) {
 	return comps[0], nil
 }
 
+// archiveArg finds the archive named by a command's first argument; with
+// none, it is the usage error missing.
+func archiveArg(env *cliEnv, pos []string, missing string) (string, error) {
+	if len(pos) == 0 {
+		return "", usagef("%s", missing)
+	}
+	return findArchive(env, pos[0])
+}
+
 // findArchive turns restore's and status's <archive> argument into a file:
 // a name in the archive directory (with or without .tar.gz), a workspace
 // name for its latest archive there, or else a file.

@@ -131,10 +131,7 @@ func runArchiveDelete(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return usagef("missing archive")
-	}
-	src, err := findArchive(env, pos[0])
+	src, err := archiveArg(env, pos, "missing archive")
 	if err != nil {
 		return err
 	}

@@ -230,10 +230,7 @@ func confirm(env *cliEnv, question string) (bool, error) {
 
 // openArchivedArg opens the archived workspace status --archived names.
 func openArchivedArg(env *cliEnv, pos []string) (*archivedWorkspace, error) {
-	if len(pos) == 0 {
-		return nil, usagef("missing archive (a workspace name, or an archive)")
-	}
-	src, err := findArchive(env, pos[0])
+	src, err := archiveArg(env, pos, "missing archive (a workspace name, or an archive)")
 	if err != nil {
 		return nil, err
 	}
@@ -279,10 +276,7 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return usagef("missing archive")
-	}
-	src, err := findArchive(env, pos[0])
+	src, err := archiveArg(env, pos, "missing archive")
 	if err != nil {
 		return err
 	}
