@@ -273,23 +273,59 @@ func prefixCut(raw []byte, n int) int {
 	}
 }
 
-// decodedLen is the length of decodeStr(raw, st), computed without
-// decoding when it can be.
+// decodedLen is the length of decodeStr(raw, st), counted without
+// decoding: a string near the line cap is not decoded whole to be
+// measured (FuzzJSONString holds it to encoding/json's length).
 func decodedLen(raw []byte, st strStats) int {
 	if !st.surrogates && utf8.Valid(raw) {
 		return len(raw) - st.shrink
 	}
-	// Decoded a MiB at a time, cut where prefixCut cuts (never inside an
-	// escape, a surrogate pair or a UTF-8 sequence): a string near the
-	// line cap is not decoded whole to be measured.
 	n := 0
-	for len(raw) > 0 {
-		cut := prefixCut(raw, 1<<20)
-		if cut == 0 {
-			cut = len(raw)
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			j = len(raw) - i
 		}
-		n += len(decodePrefix(raw[:cut], cut))
-		raw = raw[cut:]
+		n += validLen(raw[i : i+j])
+		i += j
+		if i >= len(raw) {
+			break
+		}
+		e := raw[i+1]
+		i += 2
+		if e != 'u' {
+			n++ // one byte: \n, \", …
+			continue
+		}
+		r := hex4strict(raw[i:])
+		i += 4
+		if utf16.IsSurrogate(r) {
+			r2 := rune(-1)
+			if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+				r2 = hex4strict(raw[i+2:])
+			}
+			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				r = d
+				i += 6
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		n += utf8.RuneLen(r)
+	}
+	return n
+}
+
+// validLen is the length of p once appendValid has written it.
+func validLen(p []byte) int {
+	if utf8.Valid(p) {
+		return len(p)
+	}
+	n := 0
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		n += utf8.RuneLen(r)
+		i += size
 	}
 	return n
 }
