@@ -215,7 +215,11 @@ func (c *console) clearStatus() {
 // erasePanel removes the panel from the screen; c.mu must be held. The
 // cursor is on the line below the panel: it goes up as many rows as the
 // panel's lines take now (a narrower terminal has re-wrapped them), and
-// clears to the end of the screen.
+// erases those rows one by one, coming back to the first. Not "erase to
+// the end of the screen": when the re-wrap pushed the panel's top into
+// the scrollback, the cursor stops at the screen's top left, and erasing
+// the whole screen from there makes tmux (scroll-on-clear) copy it into
+// the scrollback first — a stale panel at every redraw.
 func (c *console) erasePanel() {
 	if len(c.drawn) == 0 {
 		c.drawn = nil
@@ -226,7 +230,13 @@ func (c *console) erasePanel() {
 	for _, l := range c.drawn {
 		rows += rowsTaken(l, w)
 	}
-	fmt.Fprintf(c.out, "\r\x1b[%dA\x1b[J", rows)
+	fmt.Fprintf(c.out, "\r\x1b[%dA\x1b[2K", rows)
+	for range rows - 1 {
+		c.out.WriteString("\x1b[B\x1b[2K")
+	}
+	if rows > 1 {
+		fmt.Fprintf(c.out, "\x1b[%dA", rows-1)
+	}
 	c.drawn = nil
 }
 

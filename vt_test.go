@@ -9,7 +9,12 @@ package main
 // the end of the screen (CSI K, J) — and skips every other escape
 // sequence. On a resize it re-wraps the lines as most terminals (VTE,
 // kitty, iTerm2, tmux) do. The screen has no height: the scrollback and the
-// screen are one list of rows.
+// screen are one list of rows — unless newTmuxScreen gives it one, with
+// tmux's rules: the cursor keeps its screen row across a re-wrap (the rows
+// pushed above the screen go to the scrollback, out of the cursor's
+// reach), cursor moves stop at the screen's edges, and erasing the whole
+// screen (CSI J at its top left) first copies it to the scrollback
+// (tmux's scroll-on-clear, on by default).
 
 import (
 	"os"
@@ -35,6 +40,14 @@ type vtScreen struct {
 	cy, cx int
 	// pending: the last column was written; the next character wraps.
 	pending bool
+	// height is the screen's rows (0: no height); top is the index in
+	// rows of the screen's first row.
+	height, top int
+}
+
+// newTmuxScreen is a screen of width×height with tmux's rules.
+func newTmuxScreen(width, height int) *vtScreen {
+	return &vtScreen{width: width, height: height, rows: []vtRow{{}}}
 }
 
 func newVTScreen(width int) *vtScreen {
@@ -81,6 +94,9 @@ func (s *vtScreen) lineFeed(soft bool) {
 		s.rows = append(s.rows, vtRow{cont: soft})
 	} else if soft {
 		s.rows[s.cy].cont = true
+	}
+	if s.height > 0 && s.cy >= s.top+s.height {
+		s.top = s.cy - s.height + 1 // scrolled
 	}
 }
 
@@ -147,10 +163,13 @@ func (s *vtScreen) csi(params string, final byte) {
 	}
 	switch final {
 	case 'A':
-		s.cy = max(0, s.cy-max(n, 1))
+		s.cy = max(s.top, s.cy-max(n, 1))
 		s.pending = false
 	case 'B':
 		for k := 0; k < max(n, 1); k++ {
+			if s.height > 0 && s.cy == s.top+s.height-1 {
+				break // the bottom: CSI B does not scroll
+			}
 			s.lineFeed(false)
 		}
 	case 'C':
@@ -174,6 +193,16 @@ func (s *vtScreen) csi(params string, final byte) {
 		}
 	case 'J':
 		if params == "" || params == "0" {
+			if s.height > 0 && s.cy == s.top && s.cx == 0 {
+				// The whole screen: tmux keeps a copy in the scrollback.
+				screen := make([]vtRow, len(s.rows)-s.top)
+				for i, r := range s.rows[s.top:] {
+					screen[i] = vtRow{cells: append([]rune(nil), r.cells...), cont: r.cont}
+				}
+				s.rows = append(s.rows[:s.top:s.top], append(screen, s.rows[s.top:]...)...)
+				s.top += len(screen)
+				s.cy += len(screen)
+			}
 			row := &s.rows[s.cy]
 			if s.cx < len(row.cells) {
 				row.cells = row.cells[:s.cx]
@@ -191,6 +220,7 @@ func (s *vtScreen) resize(width int) {
 		cursor int
 	}
 	var lines []logical
+	screenY := s.cy - s.top
 	for i, r := range s.rows {
 		if !r.cont || len(lines) == 0 {
 			lines = append(lines, logical{cursor: -1})
@@ -233,6 +263,9 @@ func (s *vtScreen) resize(width int) {
 	}
 	if len(s.rows) == 0 {
 		s.rows = []vtRow{{}}
+	}
+	if s.height > 0 {
+		s.top = max(0, s.cy-screenY) // tmux keeps the cursor's screen row
 	}
 	s.pending = false
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os/signal"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+// TestPanelNarrowedNearTheTop: a panel near the top of a mostly empty
+// screen, narrowed so that its lines wrap onto more rows than there are
+// above it (tmux, seen by hand: the rows pushed into the scrollback by the
+// re-wrap are out of reach). Erasing it must not erase the whole screen
+// from its top left, which tmux first copies into the scrollback: a whole
+// stale panel at every redraw. What the re-wrap pushed out stays (one
+// fragment); the redraws add nothing.
+func TestPanelNarrowedNearTheTop(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skip("no pseudo-terminal:", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	resize := func(cols int) {
+		if err := pty.Setsize(ptmx, &pty.Winsize{Cols: uint16(cols), Rows: 12}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resize(100)
+	var out bytes.Buffer
+	c := &console{out: bufio.NewWriter(&out), tty: tty, fancy: true, foreground: true}
+	vt := newTmuxScreen(100, 12)
+	feed := func() { // through the terminal's output processing (ONLCR)
+		vt.write(bytes.ReplaceAll(out.Bytes(), []byte("\n"), []byte("\r\n")))
+		out.Reset()
+	}
+	draw := func(n int) {
+		panel := []string{
+			"● running iteration 1  [░░░░░░░░░░░░░░░░░░░░]  0/8 (0%)",
+			"Elapsed " + strings.Repeat("1", n) + "s · Mode loop · Cost $0.00 · updated 1s ago",
+			"Now: Bash: go test ./... -run TestSomethingExtremelyLongToMakeTheLineWrapAcrossManyRowsOfANarrowWindow",
+			"Press s to toggle stop",
+		}
+		c.setPanel(panel)
+		feed()
+	}
+	t.Cleanup(func() {
+		if c.winch != nil {
+			signal.Stop(c.winch)
+		}
+	})
+	c.progressf("Running demo (loop mode, up to 8 iterations)")
+	feed()
+	draw(1)
+	resize(25)
+	vt.resize(25)
+	draw(1)
+	after1 := strings.Count(vt.text(), "● running")
+	for n := 2; n <= 5; n++ {
+		draw(n)
+	}
+	if got := strings.Count(vt.text(), "● running"); got != after1 || got > 2 {
+		t.Errorf("the panel's first line is %d times on screen and in the scrollback after 5 redraws (%d after 1); want it once, and once in what the re-wrap pushed out:\n%s", got, after1, vt.text())
+	}
+	if !strings.Contains(vt.text(), "Running demo") {
+		t.Errorf("the line above the panel is gone:\n%s", vt.text())
+	}
+}
