@@ -204,8 +204,16 @@ func (s *termSession) wait(ts *testscript.TestScript, expr string) []string {
 	deadline := time.NewTimer(termTimeout)
 	defer deadline.Stop()
 	for {
+		// The screen only grows, and only this goroutine moves the
+		// cursor: what was written is matched without the lock, so that
+		// the reader keeps draining the terminal while a long output is
+		// searched (an agent's flood: megabytes, searched again at every
+		// read; holding the lock, the tool's writes stalled for seconds on
+		// a loaded machine).
 		s.mu.Lock()
-		rest := s.screen.Bytes()[s.cursor:]
+		written, update, closed := s.screen.Bytes(), s.update, s.closed
+		s.mu.Unlock()
+		rest := written[s.cursor:]
 		if loc := re.FindSubmatchIndex(rest); loc != nil {
 			var m []string
 			for i := 0; i < len(loc); i += 2 {
@@ -216,21 +224,24 @@ func (s *termSession) wait(ts *testscript.TestScript, expr string) []string {
 				}
 			}
 			s.cursor += loc[1]
-			s.mu.Unlock()
 			return m
 		}
-		update, closed := s.update, s.closed
-		screen := s.screen.String()
-		s.mu.Unlock()
 		if closed {
-			ts.Fatalf("term wait %q: the terminal closed; screen:\n%s", expr, screen)
+			ts.Fatalf("term wait %q: the terminal closed; screen:\n%s", expr, written)
 		}
 		select {
 		case <-update:
 		case <-deadline.C:
-			ts.Fatalf("term wait %q: not shown within %s; screen:\n%s", expr, termTimeout, screen)
+			ts.Fatalf("term wait %q: not shown within %s; screen:\n%s", expr, termTimeout, s.screenText())
 		}
 	}
+}
+
+// screenText is all the terminal has written so far.
+func (s *termSession) screenText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.screen.String()
 }
 
 // close ends the shell and everything in its session.
