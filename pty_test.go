@@ -129,6 +129,13 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 		if m[1] != args[1] {
 			ts.Fatalf("exit status %s; want %s", m[1], args[1])
 		}
+	case "foreground":
+		if len(args) != 2 {
+			ts.Fatalf("usage: term foreground PIDFILE")
+		}
+		// After fg, bash echoes the job's command line before it gives
+		// the job the terminal: a key typed in between goes to bash.
+		s.waitForeground(ts, readPID(ts, args[1]))
 	case "resize":
 		termResize(ts, s, args[1:])
 	case "screen":
@@ -234,6 +241,25 @@ func (s *termSession) wait(ts *testscript.TestScript, expr string) []string {
 		case <-deadline.C:
 			ts.Fatalf("term wait %q: not shown within %s; screen:\n%s", expr, termTimeout, s.screenText())
 		}
+	}
+}
+
+// waitForeground waits until the terminal's foreground process group is
+// pid's.
+func (s *termSession) waitForeground(ts *testscript.TestScript, pid int) {
+	deadline := time.Now().Add(termTimeout)
+	for {
+		pgid, err := syscall.Getpgid(pid)
+		if err != nil {
+			ts.Fatalf("term foreground: process %d: %v", pid, err)
+		}
+		if fg, err := foregroundGroup(s.master); err == nil && fg == pgid {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("term foreground: process %d's group did not get the terminal within %s", pid, termTimeout)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the kernel's answer, as waitfile does
 	}
 }
 
