@@ -18,12 +18,54 @@ import (
 )
 
 // keepTerminalMode puts back the run's terminal modes if something changed
-// them.
+// them. Without the keyboard reading, a Ctrl+C or Ctrl+\ typed while an
+// agent had ISIG off waits as a plain byte: it is honoured as its signal
+// before putting the modes back discards what was typed.
 func keepTerminalMode(kb *keyboard, saved *savedMode) {
 	if kb != nil && kb.keepMode() {
 		return
 	}
+	if saved == nil {
+		return
+	}
+	if now, err := getTermios(saved.f); err == nil && now.Lflag&syscall.ISIG == 0 && saved.t.Lflag&syscall.ISIG != 0 {
+		if pg, err := foregroundGroup(saved.f); err == nil && pg == syscall.Getpgrp() {
+			honourStopKeys(saved.f, now, saved.t)
+		}
+	}
 	saved.restore()
+}
+
+// honourStopKeys reads what was typed on terminal f and not read yet (no
+// one else reads it: the keyboard is off), and raises SIGINT or SIGQUIT
+// for a byte that is t's VINTR or VQUIT character. The terminal, whose
+// modes are now, is first put in non-canonical mode with nothing to wait
+// for (VMIN 0, VTIME 0): a line not ended is then readable, and the read
+// returns at once. The caller puts the run's modes back after. A Ctrl+Z
+// typed then is dropped, as queued ones are after a resume.
+func honourStopKeys(f *os.File, now, t *syscall.Termios) {
+	peek := *now
+	peek.Lflag &^= syscall.ICANON
+	peek.Cc[syscall.VMIN], peek.Cc[syscall.VTIME] = 0, 0
+	if setTermios(f, &peek) != nil {
+		return
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 4096)
+	n := 0
+	rc.Read(func(fd uintptr) bool {
+		n, _ = syscall.Read(int(fd), buf)
+		return true // never wait: VMIN 0, VTIME 0
+	})
+	for _, b := range buf[:max(n, 0)] {
+		if sig, ok := keySignal(b, t); ok && sig != syscall.SIGTSTP {
+			syscall.Kill(os.Getpid(), sig)
+			return
+		}
+	}
 }
 
 // keySignal is the signal key b stands for in the terminal modes t (its
