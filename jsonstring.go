@@ -188,26 +188,34 @@ func decodeStr(raw []byte, st strStats) string {
 		case 't':
 			b.WriteByte('\t')
 		case 'u':
-			r := hex4strict(raw[i:])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					r2 = hex4strict(raw[i+2:])
-				}
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					r = d
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
+			var r rune
+			r, i = unicodeEscape(raw, i)
 			b.WriteRune(r)
 		default: // '"', '\\', '/'
 			b.WriteByte(e)
 		}
 	}
 	return b.String()
+}
+
+// unicodeEscape decodes the \u escape whose four hex digits start at
+// raw[i], with the low surrogate that follows a high one, as encoding/json
+// does (a lone surrogate is U+FFFD); it returns the rune and the index
+// after the escape.
+func unicodeEscape(raw []byte, i int) (rune, int) {
+	r := hex4strict(raw[i:])
+	i += 4
+	if utf16.IsSurrogate(r) {
+		r2 := rune(-1)
+		if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+			r2 = hex4strict(raw[i+2:])
+		}
+		if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+			return d, i + 6
+		}
+		return utf8.RuneError, i
+	}
+	return r, i
 }
 
 // appendValid appends p to b, each byte of an invalid UTF-8 sequence
@@ -297,20 +305,8 @@ func decodedLen(raw []byte, st strStats) int {
 			n++ // one byte: \n, \", …
 			continue
 		}
-		r := hex4strict(raw[i:])
-		i += 4
-		if utf16.IsSurrogate(r) {
-			r2 := rune(-1)
-			if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				r2 = hex4strict(raw[i+2:])
-			}
-			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-				r = d
-				i += 6
-			} else {
-				r = utf8.RuneError
-			}
-		}
+		var r rune
+		r, i = unicodeEscape(raw, i)
 		n += utf8.RuneLen(r)
 	}
 	return n
