@@ -90,7 +90,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	if r.side.testCmd != "" && fatal == nil {
 		tests = r.side.runTests()
 		if r.sup.ending() {
-			r.record(it, end, why, nil)
+			r.recordWith(it, end, why, ts, refused, nil) // the tests did not finish
 			e := r.interruptEnding()
 			return &e
 		}
@@ -152,9 +152,9 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 
 // record records an iteration that the loop does not judge further: an
 // interrupted one, or one that hit a usage limit.
-func (r *runner) record(it *iterationRun, end, reason string, tests *testResults) *iterationRecord {
+func (r *runner) record(it *iterationRun, end, reason string) *iterationRecord {
 	ts, _ := readTaskStatus(r.ws)
-	return r.recordWith(it, end, reason, ts, describeDenials(it.outcome.denials(), r.env.projectRoot), tests)
+	return r.recordWith(it, end, reason, ts, describeDenials(it.outcome.denials(), r.env.projectRoot), nil)
 }
 
 // recordWith makes the iteration's record and derives everything from it.

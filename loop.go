@@ -230,11 +230,11 @@ func (r *runner) loop() ending {
 			return ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
 		}
 		if it.outcome.interrupted {
-			r.record(it, endInterrupted, strings.TrimPrefix(r.interruptEnding().reason, "stopped: "), nil)
+			r.record(it, endInterrupted, strings.TrimPrefix(r.interruptEnding().reason, "stopped: "))
 			return r.interruptEnding()
 		}
 		if limited, reset := it.outcome.usageLimit(time.Now()); limited {
-			r.record(it, endLimit, "usage limit reached: the iteration is retried after the reset", nil)
+			r.record(it, endLimit, "usage limit reached: the iteration is retried after the reset")
 			r.saveMetadata()
 			r.log.Flush()
 			if end := r.waitForLimit(reset); end != nil {
