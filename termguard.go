@@ -25,15 +25,7 @@ func keepTerminalMode(kb *keyboard, saved *savedMode) {
 	if kb != nil && kb.keepMode() {
 		return
 	}
-	if saved == nil {
-		return
-	}
-	if now, err := getTermios(saved.f); err == nil && now.Lflag&syscall.ISIG == 0 && saved.t.Lflag&syscall.ISIG != 0 {
-		if pg, err := foregroundGroup(saved.f); err == nil && pg == syscall.Getpgrp() {
-			honourStopKeys(saved.f, now, saved.t)
-		}
-	}
-	saved.restore()
+	saved.put(true)
 }
 
 // honourStopKeys reads what was typed on terminal f and not read yet (no

@@ -103,7 +103,12 @@ func saveTerminalMode(files ...any) *savedMode {
 // restore sets the saved mode back if it changed, and only from the
 // foreground: from the background, the change itself would stop the tool
 // with SIGTTOU.
-func (m *savedMode) restore() {
+func (m *savedMode) restore() { m.put(false) }
+
+// put is restore; with honour (the look-around without the keyboard), a
+// stop key typed while something had ISIG off is first honoured
+// (honourStopKeys).
+func (m *savedMode) put(honour bool) {
 	if m == nil {
 		return
 	}
@@ -113,6 +118,9 @@ func (m *savedMode) restore() {
 	}
 	if pg, err := foregroundGroup(m.f); err != nil || pg != syscall.Getpgrp() {
 		return
+	}
+	if honour && now.Lflag&syscall.ISIG == 0 && m.t.Lflag&syscall.ISIG != 0 {
+		honourStopKeys(m.f, now, m.t)
 	}
 	putModes(m.f, now, m.t)
 }
