@@ -43,6 +43,14 @@ func unignoreSignals() {
 	}
 }
 
+// scriptEnv is what every scenario's environment holds: a user config
+// directory of its own, and no second of sleep at each race-enabled
+// binary's exit (the scripts run hundreds of them).
+func scriptEnv(env *testscript.Env) {
+	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+}
+
 func TestScript(t *testing.T) {
 	t.Parallel()
 	unignoreSignals()
@@ -66,10 +74,7 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       *updateScripts,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", fixtures)
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-			// A race-enabled binary sleeps a second at exit by default, and
-			// the scripts run hundreds of them.
-			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			scriptEnv(env)
 			return nil
 		},
 		Cmds: scriptCommands(),

@@ -108,8 +108,7 @@ func setupRealClaude(env *testscript.Env, cli string) error {
 		return err
 	}
 	env.Setenv("HOME", home)
-	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	scriptEnv(env)
 	env.Setenv("CLAUDE_ITERATE_CLAUDE", cli)
 	for _, kv := range offlineEnv {
 		k, v, _ := strings.Cut(kv, "=")

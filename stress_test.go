@@ -125,8 +125,7 @@ func TestStress(t *testing.T) {
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			scriptEnv(env)
 			return nil
 		},
 		Cmds: scriptCommands(),
