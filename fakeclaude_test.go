@@ -36,6 +36,7 @@ package main
 //	                     verdict (names "verdict"), a success result with
 //	                     TEXT (\n escapes), then exit 0; otherwise nothing
 //	bigline N            an assistant text event of N bytes
+//	bigline-twice N      the same, its "text" key twice (left to encoding/json)
 //	stderr TEXT          print TEXT to stderr
 //	write FILE TEXT      write TEXT (with \n escapes) to FILE, making its directory
 //	touch FILE           create FILE
@@ -218,6 +219,12 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 	case "bigline":
 		n, _ := strconv.Atoi(arg)
 		fakeEmitTo(out, fakeAssistantText(strings.Repeat("x", n)))
+		flush()
+	case "bigline-twice":
+		// The same text event with its key twice: the fast decoder hands
+		// it to encoding/json.
+		n, _ := strconv.Atoi(arg)
+		fmt.Fprintf(out, "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"y\",\"text\":\"%s\"}]}}\n", strings.Repeat("x", n))
 		flush()
 	case "stderr":
 		fmt.Fprintln(os.Stderr, arg)
