@@ -59,9 +59,9 @@ func agentLookupError(cmd string, err error) error {
 // its raw stderr to stderrLog; what it did is recorded in the returned
 // outcome, complete once the child's streamDone and stderrDone are closed;
 // onEvent (if set) sees every event, on the reader's goroutine.
-func startAgent(sp *spawner, spec childSpec, transcript, stderrLog io.Writer, onEvent func(*streamEvent)) (*child, *iterationOutcome, error) {
+func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*streamEvent)) (*child, *iterationOutcome, error) {
 	o := &iterationOutcome{}
-	c, err := startChild(sp, spec, func(c *child) {
+	c, err := startChild(spec, func(c *child) {
 		defer close(c.streamDone)
 		defer c.stdoutR.Close()
 		decodeStream(&touchReader{r: c.stdoutR, t: &c.lastOutput}, transcript, o, func() {

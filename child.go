@@ -6,20 +6,19 @@ package main
 // agent's prompt) and is then closed, never the terminal; the environment is
 // the tool's minus the variables that make a nested claude refuse to start;
 // stdout and stderr are always drained, whatever the child prints, so that
-// it never blocks on a full pipe; and every child of a run is started from
-// one OS thread that lives as long as the process (the spawner), because
-// the parent-death signal fires when the creating thread exits, not the
-// process.
+// it never blocks on a full pipe; and every child is started from a thread
+// that lives as long as the process, because the parent-death signal fires
+// when the creating thread exits, not the process (startChild).
 
 import (
 	"errors"
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -108,71 +107,51 @@ func (c *child) who() string {
 	return c.name
 }
 
-// spawner starts children from one goroutine locked to its OS thread for
-// the life of the process: a child's parent-death signal fires when the
-// thread that created it exits, so that thread must outlive the child, and
-// one long-lived thread spares the creation and destruction of an OS thread
-// for every iteration.
-type spawner struct {
-	reqs chan spawnRequest
-}
-
-type spawnRequest struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// newSpawner starts a spawner; its thread ends only with the process.
-func newSpawner() *spawner {
-	s := &spawner{reqs: make(chan spawnRequest)}
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread must not be reused or end
-		for r := range s.reqs {
-			r.done <- trackStart(func() (int, error) {
-				if err := r.cmd.Start(); err != nil {
-					return 0, err
-				}
-				return r.cmd.Process.Pid, nil
-			})
-		}
-	}()
-	return s
-}
-
-// start starts cmd from the spawner's thread.
-func (s *spawner) start(cmd *exec.Cmd) error {
-	done := make(chan error, 1)
-	s.reqs <- spawnRequest{cmd: cmd, done: done}
-	return <-done
-}
-
 // startChild starts a child in its own session, with spec.input on its
-// stdin, from sp's thread; readOut reads its stdout until EOF and closes
-// streamDone. The child's raw stderr is copied to stderrLog (unless merged
-// into stdout).
-func startChild(sp *spawner, spec childSpec, readOut func(c *child), stderrLog io.Writer) (*child, error) {
+// stdin; readOut reads its stdout until EOF and closes streamDone. The
+// child's raw stderr is copied to stderrLog (unless merged into stdout).
+//
+// It starts the child from the calling goroutine's thread. The child's
+// parent-death signal fires when that thread exits, not the process, and
+// a Go thread exits only when a goroutine ends while locked to it
+// (runtime.LockOSThread without the unlock): the tool never does that
+// (shape_test.go holds every LockOSThread to a deferred unlock), so the
+// thread lives as long as the process. Starting from a thread of its own
+// would cost two thread switches per child, on the iteration's critical
+// path.
+func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*child, error) {
 	cmd := &exec.Cmd{Path: spec.path, Args: append([]string{spec.argv0}, spec.args...), Dir: spec.dir, Env: childEnv(spec.env...)}
 	cmd.SysProcAttr = childSysProcAttr()
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
+	var opened []*os.File // closed if the child cannot start
+	fail := func(err error) (*child, error) {
+		for _, f := range opened {
+			f.Close()
+		}
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	stdinW, stdinR, err := childPipe(false)
 	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, err
+		return fail(err)
 	}
+	opened = append(opened, stdinW, stdinR)
+	outR, outW, err := childPipe(true)
+	if err != nil {
+		return fail(err)
+	}
+	opened = append(opened, outR, outW)
 	errR, errW := outR, outW
 	if !spec.mergeOutput {
-		errR, errW, err = os.Pipe()
-		if err != nil {
-			stdinR.Close()
-			stdinW.Close()
-			outR.Close()
-			outW.Close()
-			return nil, err
+		if errR, errW, err = childPipe(true); err != nil {
+			return fail(err)
 		}
+		opened = append(opened, errR, errW)
+	}
+	// The input goes into the pipe before the child starts, as much of it
+	// as the pipe holds (64 KiB unless the system is short of pipe memory):
+	// the child finds it there, and no goroutine has to feed it.
+	rest := fillPipe(stdinW, spec.input)
+	if len(rest) == 0 {
+		stdinW.Close()
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, outW, errW
 	c := &child{name: "claude", done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR, panicked: make(chan any, 4)}
@@ -181,40 +160,41 @@ func startChild(sp *spawner, spec childSpec, readOut func(c *child), stderrLog i
 		close(c.stderrDone)
 	}
 
-	err = sp.start(cmd)
-	if err == nil {
-		go func() {
-			defer close(c.done)
-			defer c.recoverPanic()
-			c.waitErr = cmd.Wait()
-			forgetChild(cmd.Process.Pid)
-		}()
+	err = trackStart(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	if err != nil {
+		return fail(err)
 	}
+	go func() {
+		defer close(c.done)
+		defer c.recoverPanic()
+		awaitExit(cmd.Process.Pid)
+		c.waitErr = cmd.Wait()
+		forgetChild(cmd.Process.Pid)
+	}()
 	stdinR.Close()
 	outW.Close()
 	if !spec.mergeOutput {
 		errW.Close()
-	}
-	if err != nil {
-		stdinW.Close()
-		outR.Close()
-		if !spec.mergeOutput {
-			errR.Close()
-		}
-		return nil, err
 	}
 	c.pid = cmd.Process.Pid
 	c.pgid = c.pid
 	c.started = time.Now()
 	c.lastOutput.Store(c.started.UnixNano())
 
-	go func() {
-		defer c.recoverPanic()
-		// A write error means the child exited without reading its input;
-		// its outcome says why.
-		defer stdinW.Close()
-		stdinW.Write(spec.input)
-	}()
+	if len(rest) > 0 {
+		go func() {
+			defer c.recoverPanic()
+			// A write error means the child exited without reading its
+			// input; its outcome says why.
+			defer stdinW.Close()
+			stdinW.Write(rest)
+		}()
+	}
 	go func() {
 		defer c.recoverPanic()
 		readOut(c)
@@ -223,6 +203,29 @@ func startChild(sp *spawner, spec childSpec, readOut func(c *child), stderrLog i
 		go c.readStderr(stderrLog)
 	}
 	return c, nil
+}
+
+// fillPipe writes to w, a non-blocking pipe end, as much of data as the
+// pipe takes at once, and returns the rest.
+func fillPipe(w *os.File, data []byte) []byte {
+	rc, err := w.SyscallConn()
+	if err != nil {
+		return data
+	}
+	rc.Write(func(fd uintptr) bool {
+		for len(data) > 0 {
+			n, err := syscall.Write(int(fd), data)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || n <= 0 {
+				break
+			}
+			data = data[n:]
+		}
+		return true // never wait: the rest is written once the child runs
+	})
+	return data
 }
 
 // readLines reads the child's stdout line by line until EOF, then closes

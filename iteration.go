@@ -39,7 +39,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+r.lock.record.RunID)
 	transcript := r.con.transcript(r.log)
 	r.live.iterationStarted(it.n)
-	c, o, err := startAgent(r.spawn, spec, transcript, r.log, r.live.onEvent)
+	c, o, err := startAgent(spec, transcript, r.log, r.live.onEvent)
 	if err != nil {
 		it.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(it.started)}
 		return it, nil

@@ -77,6 +77,9 @@ type runLock struct {
 	dir    *os.File // the state directory, locked too
 	path   string
 	record runRecord
+	// size is the length of the record last written over the whole of f,
+	// which write pads a shorter record to; 0: unknown (f is truncated).
+	size int
 }
 
 // errLocked is a workspace another run holds.
@@ -191,12 +194,32 @@ func readRecord(f *os.File) runRecord {
 }
 
 // write replaces the lock file's content with the record, after putting
-// back the lock file if it was deleted or replaced. l.mu is held.
+// back the lock file if it was deleted or replaced. l.mu is held. Every
+// agent started is written down, so the write is one pwrite over the last
+// record, padded with spaces to its length (JSON takes them as white
+// space): a truncation would cost the file system more than the rest of
+// starting the agent.
 func (l *runLock) write() {
 	l.keepFile()
+	data := l.encoded()
+	if l.size == 0 {
+		l.f.Truncate(0)
+	}
+	if _, err := l.f.WriteAt(data, 0); err != nil {
+		l.size = 0 // what is in the file is unknown
+		return
+	}
+	l.size = len(data)
+}
+
+// encoded is the record as write writes it: padded to l.size, ended by a
+// newline. l.mu is held.
+func (l *runLock) encoded() []byte {
 	data, _ := json.Marshal(l.record)
-	l.f.Truncate(0)
-	l.f.WriteAt(append(data, '\n'), 0)
+	if pad := l.size - len(data) - 1; pad > 0 {
+		data = append(data, bytes.Repeat([]byte{' '}, pad)...)
+	}
+	return append(data, '\n')
 }
 
 // keepFile puts a new lock file, locked, in place of one that was deleted
@@ -218,7 +241,7 @@ func (l *runLock) keepFile() {
 		return
 	}
 	l.f.Close()
-	l.f = f
+	l.f, l.size = f, 0
 }
 
 // addChild records a child the run started.
@@ -304,8 +327,9 @@ func (l *runLock) lookAround() {
 	}
 	if fi, err := os.Lstat(l.path); err != nil || !sameFile(fi, l.f) {
 		changed = true // deleted or replaced
-	} else if data, _ := json.Marshal(l.record); !bytes.Equal(readAtMost(l.f, lockRecordCap), append(data, '\n')) {
-		changed = true // overwritten
+	} else if !bytes.Equal(readAtMost(l.f, lockRecordCap), l.encoded()) {
+		changed = true // overwritten, or a child dropped since the last write
+		l.size = 0     // rewritten whole: someone may have made it longer
 	}
 	if changed {
 		l.write()

@@ -62,8 +62,7 @@ type runner struct {
 	stop     *stopRequest
 	lock     *runLock // the workspace's run lock, held until finish
 	termMode *savedMode
-	spawn    *spawner // starts every child of the run
-	live     *live    // the panel, the state file, notifications, events
+	live     *live // the panel, the state file, notifications, events
 	side     *sideRunner
 	history  *historyWriter
 	events   *eventWriter
@@ -108,7 +107,7 @@ func runRun(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r := &runner{runPlan: &runPlan{env: env, opts: opts}, start: time.Now(), spawn: newSpawner()}
+	r := &runner{runPlan: &runPlan{env: env, opts: opts}, start: time.Now()}
 	defer r.removeTemporaries()
 	// Signals first: before the terminal changes and before any child starts.
 	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
@@ -155,7 +154,7 @@ func (r *runner) startLive() {
 		keyboard: r.sup.kb != nil, root: r.env.projectRoot, cfg: r.cfg, opts: r.opts,
 		events: r.events, run: r.lock.record.RunID,
 	})
-	r.side = &sideRunner{sup: r.sup, spawn: r.spawn, con: r.con, log: r.log, live: r.live, lock: r.lock,
+	r.side = &sideRunner{sup: r.sup, con: r.con, log: r.log, live: r.live, lock: r.lock,
 		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
 	r.con.onLine = r.live.addLine
 	r.checks.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.checks.notes, onQuestion: r.onQuestion, save: r.saveMetadata}
@@ -431,7 +430,7 @@ func (r *runner) newVerifier() *verifier {
 // the run goes on with the verifier's findings in the next prompt.
 func (r *runner) verifyClaim(claim string) *ending {
 	v := r.checks.verifier
-	v.spawn, v.sup, v.con, v.log, v.lock, v.history, v.onEvent = r.spawn, r.sup, r.con, r.log, r.lock, r.history, r.live.onEvent
+	v.sup, v.con, v.log, v.lock, v.history, v.onEvent = r.sup, r.con, r.log, r.lock, r.history, r.live.onEvent
 	for {
 		r.con.progressf("Verifying the completion (%s)", v.depth)
 		r.live.verifying(v.depth)

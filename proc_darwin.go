@@ -95,3 +95,16 @@ func childProcs() []procInfo {
 	}
 	return out
 }
+
+// awaitExit returns at once: cmd.Wait blocks instead (see proc_linux.go).
+func awaitExit(pid int) {}
+
+// childPipe makes a pipe for one of a child's standard streams and returns
+// the tool's end and the child's (see proc_linux.go).
+func childPipe(childWrites bool) (tool, child *os.File, err error) {
+	r, w, err := os.Pipe()
+	if childWrites {
+		return r, w, err
+	}
+	return w, r, err
+}

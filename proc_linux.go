@@ -101,6 +101,73 @@ func hasChildren() bool {
 	return errno != syscall.ECHILD
 }
 
+// childPipe makes a pipe for one of a child's standard streams and returns
+// the tool's end and the child's: childWrites for its stdout and stderr,
+// not for its stdin. The tool's end is non-blocking, in the runtime's
+// poller; the child's is a plain blocking descriptor, never in the poller,
+// as the tool only hands it to the child and closes it. os.Pipe would put
+// both ends in the poller and take the child's out again: nine more system
+// calls per child.
+func childPipe(childWrites bool) (tool, child *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	t, c := p[1], p[0]
+	if childWrites {
+		t, c = p[0], p[1]
+	}
+	if err := syscall.SetNonblock(t, true); err != nil {
+		syscall.Close(t)
+		syscall.Close(c)
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(t), "|0"), os.NewFile(uintptr(c), "|1"), nil
+}
+
+// awaitExit returns once child pid has exited, without reaping it, so that
+// the cmd.Wait after it returns at once. It waits in the runtime's poller (a
+// pidfd is readable once its process has exited) instead of in a blocking
+// waitid: a thread blocked in a system call makes the runtime hand its P to
+// another thread and its monitor poll every 20 µs, which costs more CPU
+// per iteration than the tool's own work (scripts/bench.sh). Where pidfds
+// are missing (Linux before 5.10), it returns at once and cmd.Wait blocks.
+func awaitExit(pid int) {
+	const (
+		sysPidfdOpen  = 434
+		pidfdNonblock = syscall.O_NONBLOCK
+	)
+	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(pid), pidfdNonblock, 0)
+	if errno != 0 {
+		return
+	}
+	f := os.NewFile(fd, "pidfd") // non-blocking: in the poller
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Read(func(fd uintptr) bool { return exitedPidfd(fd) })
+}
+
+// exitedPidfd reports whether the process behind pidfd fd has exited (or
+// can no longer be asked), without reaping it.
+func exitedPidfd(fd uintptr) bool {
+	const (
+		pPidfd  = 3
+		wNoWait = 0x01000000
+	)
+	var info [128]byte // siginfo_t; si_pid stays 0 while the process runs
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPidfd, fd, uintptr(unsafe.Pointer(&info[0])),
+			syscall.WEXITED|syscall.WNOHANG|wNoWait, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		return errno != 0 || siginfoPid(&info) != 0
+	}
+}
+
 // setDefaultAction sets sig's action to the system's default (SIG_DFL)
 // with rt_sigaction, below the Go runtime, whose own handler stays installed
 // for signals such as SIGQUIT even after signal.Reset.

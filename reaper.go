@@ -114,6 +114,7 @@ func runOwn(cmd *exec.Cmd) error {
 		return err
 	}
 	defer forgetChild(cmd.Process.Pid)
+	awaitExit(cmd.Process.Pid)
 	return cmd.Wait()
 }
 

@@ -18,12 +18,6 @@ func peekDeadChild() int {
 		wNoWait = 0x01000000
 		wAll    = 0x40000000 // __WALL: children of any kind
 	)
-	// siginfo_t: si_pid is the first int of the union after three ints,
-	// aligned as a pointer. Linux zeroes it when no child is waitable.
-	pidAt := 12
-	if unsafe.Sizeof(uintptr(0)) == 8 {
-		pidAt = 16
-	}
 	for {
 		var info [128]byte
 		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])),
@@ -34,6 +28,17 @@ func peekDeadChild() int {
 		if errno != 0 {
 			return 0
 		}
-		return int(*(*int32)(unsafe.Pointer(&info[pidAt])))
+		return siginfoPid(&info)
 	}
+}
+
+// siginfoPid is si_pid of a siginfo_t that waitid filled: the first int of
+// the union after three ints, aligned as a pointer. Linux zeroes it when no
+// child is waitable.
+func siginfoPid(info *[128]byte) int {
+	pidAt := 12
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		pidAt = 16
+	}
+	return int(*(*int32)(unsafe.Pointer(&info[pidAt])))
 }

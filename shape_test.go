@@ -107,7 +107,7 @@ func receiverName(e ast.Expr) string {
 
 // TestChildrenStartedOwn holds every child the tool starts to the reaper's
 // rule (reaper.go): a process is started only inside a function passed to
-// trackStart (runOwn, outputOwn and the agent's spawner go through it), so
+// trackStart (runOwn, outputOwn and startChild go through it), so
 // that the reaper never takes the exit status its starter waits for.
 func TestChildrenStartedOwn(t *testing.T) {
 	files, err := filepath.Glob("*.go")
@@ -158,5 +158,72 @@ func TestChildrenStartedOwn(t *testing.T) {
 	}
 	if found < 3 {
 		t.Errorf("found %d process starts; the check no longer sees them", found)
+	}
+}
+
+// TestThreadsLiveOn holds every runtime.LockOSThread to a deferred
+// runtime.UnlockOSThread in the same function. A goroutine that ends while
+// locked ends its OS thread, and a child started from that thread gets its
+// parent-death signal (SIGKILL) then: startChild starts children from
+// whatever thread it runs on, which is safe only while no thread ends.
+func TestThreadsLiveOn(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	found := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		isCall := func(n ast.Node, fn string) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return false
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return false
+			}
+			pkg, ok := sel.X.(*ast.Ident)
+			return ok && pkg.Name == "runtime" && sel.Sel.Name == fn
+		}
+		// Every function body (declared or literal) on its own: a lock in
+		// a function literal is the literal's.
+		var check func(body *ast.BlockStmt)
+		check = func(body *ast.BlockStmt) {
+			locks, unlocks := 0, 0
+			ast.Inspect(body, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.FuncLit); ok {
+					check(lit.Body)
+					return false
+				}
+				if d, ok := n.(*ast.DeferStmt); ok && isCall(d.Call, "UnlockOSThread") {
+					unlocks++
+					return false
+				}
+				if isCall(n, "LockOSThread") {
+					locks++
+					found++
+				}
+				return true
+			})
+			if locks > unlocks {
+				t.Errorf("%s: runtime.LockOSThread without a deferred runtime.UnlockOSThread: a goroutine that ends locked ends its thread, and the parent-death signal of every child started from it (startChild)", fset.Position(body.Pos()))
+			}
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				check(fd.Body)
+			}
+		}
+	}
+	if found == 0 {
+		t.Errorf("found no runtime.LockOSThread; the check no longer sees them (raiseHere locks)")
 	}
 }

@@ -190,7 +190,6 @@ type childResult struct {
 // and the scripts of custom_script conditions.
 type sideRunner struct {
 	sup         *supervisor
-	spawn       *spawner
 	con         *console
 	log         *runLog
 	live        *live
@@ -212,7 +211,7 @@ func (r *sideRunner) runChild(name string, spec childSpec, timeout time.Duration
 	if r.sup.startBlocked() {
 		return childResult{exitCode: -1, err: "interrupted"}
 	}
-	c, err := startChild(r.spawn, spec, func(c *child) {
+	c, err := startChild(spec, func(c *child) {
 		c.readLines(out, 1<<20, func(line []byte, skipped int64) {
 			if skipped > 0 {
 				fmt.Fprintf(out, "[output line of %d bytes skipped]\n", skipped)

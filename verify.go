@@ -67,7 +67,6 @@ Examples:
 // verifier runs verifications of a workspace with a machinery: a run's,
 // or the verify command's own.
 type verifier struct {
-	spawn         *spawner
 	sup           *supervisor
 	con           *console
 	log           *runLog
@@ -129,7 +128,7 @@ func (v *verifier) run(runID string) (*verification, error) {
 	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+runID)
 	vr := &verification{started: time.Now()}
 	v.log.section("VERIFICATION ("+v.depth+")", "Started: "+logTime(vr.started))
-	c, o, err := startAgent(v.spawn, spec, v.con.transcript(v.log), v.log, v.onEvent)
+	c, o, err := startAgent(spec, v.con.transcript(v.log), v.log, v.onEvent)
 	if err != nil {
 		vr.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(vr.started)}
 		vr.failed, vr.why = vr.outcome.failed()
@@ -282,7 +281,7 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	defer log.Close()
 	sup.log = log
-	v := &verifier{spawn: newSpawner(), sup: sup, con: con, log: log, lock: lock, ws: w, root: env.projectRoot, depth: depth,
+	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: env.projectRoot, depth: depth,
 		spec:    childSpec{path: path, argv0: cfg.ClaudeCommand, args: verifierArgs(cfg.ClaudeArgs, o.model.s), dir: env.projectRoot},
 		timeout: o.iterationTimeout.d, idle: o.idle.d, history: hist}
 	con.progressf("Verifying %s (%s)", w.Name, depth)

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// echoChild starts cat as a supervised child with input on its stdin, and
+// returns what it printed and its exit status.
+func echoChild(t *testing.T, input []byte) ([]byte, error) {
+	t.Helper()
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		t.Skip("no cat")
+	}
+	var out bytes.Buffer
+	c, err := startChild(childSpec{path: cat, argv0: "cat", input: input}, func(c *child) {
+		defer close(c.streamDone)
+		defer c.stdoutR.Close()
+		io.Copy(&out, c.stdoutR)
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		syscall.Kill(-c.pgid, syscall.SIGKILL)
+		t.Fatal("the child did not end: its input was not closed")
+	}
+	<-c.streamDone
+	<-c.stderrDone
+	return out.Bytes(), c.waitErr
+}
+
+// TestChildInput: the child gets its whole input, then end of file,
+// whether the input is empty, fits in the pipe (written before the child
+// starts) or is larger (the rest written as the child reads).
+func TestChildInput(t *testing.T) {
+	for _, size := range []int{0, 1, 4 << 10, 64 << 10, 1 << 20} {
+		in := bytes.Repeat([]byte("0123456789abcdef"), size/16+1)[:size]
+		out, err := echoChild(t, in)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		if !bytes.Equal(out, in) {
+			t.Fatalf("%d bytes in, %d out", size, len(out))
+		}
+	}
+}
+
+// TestFillPipe: fillPipe writes what the pipe takes without blocking and
+// returns the rest.
+func TestFillPipe(t *testing.T) {
+	tool, child, err := childPipe(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tool.Close()
+	defer child.Close()
+	data := bytes.Repeat([]byte("x"), 4<<20) // more than any pipe holds
+	done := make(chan []byte, 1)
+	go func() { done <- fillPipe(tool, data) }()
+	var rest []byte
+	select {
+	case rest = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("fillPipe blocked on a full pipe")
+	}
+	if len(rest) == 0 || len(rest) == len(data) {
+		t.Fatalf("%d of %d bytes left", len(rest), len(data))
+	}
+	got, _ := io.ReadAll(io.LimitReader(child, int64(len(data)-len(rest))))
+	if len(got) != len(data)-len(rest) {
+		t.Fatalf("the pipe holds %d bytes, fillPipe says %d", len(got), len(data)-len(rest))
+	}
+	if rest := fillPipe(tool, []byte("more")); len(rest) != 0 {
+		t.Fatalf("after a read, %q left", rest)
+	}
+}
+
+// TestAwaitExit: awaitExit returns once the child has exited, and leaves
+// its status to cmd.Wait.
+func TestAwaitExit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("pidfds are Linux's")
+	}
+	cmd := exec.Command("sh", "-c", "read x; exit 7")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	go func() {
+		awaitExit(cmd.Process.Pid)
+		close(returned)
+	}()
+	select {
+	case <-returned:
+		t.Fatal("awaitExit returned while the child ran")
+	case <-time.After(100 * time.Millisecond):
+	}
+	in.Write([]byte("go\n"))
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("awaitExit did not return when the child exited")
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+		t.Fatalf("status after awaitExit: %v", err)
+	}
+}
