@@ -63,6 +63,10 @@ const stderrTailSize = 4 << 10
 type child struct {
 	pid, pgid int
 	started   time.Time
+	// startTick is its start time as /proc shows it (clock ticks since
+	// boot), when the clock read the same tick before and after it started
+	// (bootTick); 0: unknown.
+	startTick uint64
 	// name is what messages call the process ("claude", "test command").
 	name string
 	// isAgent is set for the agent, whose result event arms the after-result
@@ -160,6 +164,7 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 		close(c.stderrDone)
 	}
 
+	before := bootTick()
 	err = trackStart(func() (int, error) {
 		if err := cmd.Start(); err != nil {
 			return 0, err
@@ -168,6 +173,9 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	})
 	if err != nil {
 		return fail(err)
+	}
+	if after := bootTick(); after == before {
+		c.startTick = before
 	}
 	go func() {
 		defer close(c.done)

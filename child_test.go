@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -118,5 +122,70 @@ func TestAwaitExit(t *testing.T) {
 	err = cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
 		t.Fatalf("status after awaitExit: %v", err)
+	}
+}
+
+// TestReadKernelFile: the whole file up to max bytes, whatever its size
+// against the first buffer; an error names the path.
+func TestReadKernelFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	data := bytes.Repeat([]byte("0123456789"), 700) // over the first buffer
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, max := range []int64{1, 1024, 1025, 3000, int64(len(data)), 1 << 20} {
+		got, err := readKernelFile(path, max)
+		want := data[:min(max, int64(len(data)))]
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("max %d: %d bytes, %v; want %d", max, len(got), err, len(want))
+		}
+	}
+	if _, err := readKernelFile(path+"-missing", 10); err == nil || !strings.Contains(err.Error(), path+"-missing") {
+		t.Fatalf("missing file: %v", err)
+	}
+	if runtime.GOOS == "linux" {
+		got, err := readKernelFile("/proc/self/stat", kernelFileCap)
+		if err != nil || !bytes.HasPrefix(got, []byte(strconv.Itoa(os.Getpid())+" (")) {
+			t.Fatalf("/proc/self/stat: %q, %v", got, err)
+		}
+	}
+}
+
+// TestStartTick: the start time a child's starter read off the clock is
+// the one /proc shows, so that the run's record of it (.lock) names the
+// process and no later one with its pid.
+func TestStartTick(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc is Linux's")
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep")
+	}
+	known := 0
+	for i := 0; i < 20 && known < 3; i++ {
+		c, err := startChild(childSpec{path: sleep, argv0: "sleep", args: []string{"60"}}, func(c *child) {
+			defer close(c.streamDone)
+			defer c.stdoutR.Close()
+			io.Copy(io.Discard, c.stdoutR)
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, ok := processStart(c.pid)
+		if c.startTick != 0 {
+			known++
+			if !ok || start != c.startTick {
+				t.Errorf("child %d: tick %d, /proc says %d (%v)", c.pid, c.startTick, start, ok)
+			}
+			if !startTicksTrusted(c.pid, c.startTick) {
+				t.Errorf("ticks not trusted on this system")
+			}
+		}
+		syscall.Kill(-c.pgid, syscall.SIGKILL)
+		<-c.done
+	}
+	if known == 0 {
+		t.Fatal("no child's start tick was known")
 	}
 }

@@ -44,7 +44,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 		it.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(it.started)}
 		return it, nil
 	}
-	r.lock.addChild(c.pid)
+	r.lock.addChild(c)
 	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
 	end := r.sup.watch(c)
 	r.lock.dropChild(c.pid)

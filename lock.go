@@ -244,8 +244,10 @@ func (l *runLock) keepFile() {
 	l.f, l.size = f, 0
 }
 
-// addChild records a child the run started.
-func (l *runLock) addChild(pid int) {
+// addChild records a child the run started, with the start time its
+// starter read off the clock when it could (reading /proc/PID/stat while
+// the child execs costs more than the rest of recording it).
+func (l *runLock) addChild(c *child) {
 	if l == nil {
 		return
 	}
@@ -254,7 +256,11 @@ func (l *runLock) addChild(pid int) {
 	if l.f == nil {
 		return
 	}
-	if start, ok := processStart(pid); ok && l.addLocked(pid, start) {
+	start, ok := c.startTick, c.startTick != 0 && startTicksTrusted(c.pid, c.startTick)
+	if !ok {
+		start, ok = processStart(c.pid)
+	}
+	if ok && l.addLocked(c.pid, start) {
 		l.write()
 	}
 }

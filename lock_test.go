@@ -53,11 +53,16 @@ func TestLockWrittenOverItself(t *testing.T) {
 	}
 
 	self, parent := os.Getpid(), os.Getppid()
-	l.addChild(self)
-	l.addChild(parent)
+	l.addChild(&child{pid: self})
+	l.addChild(&child{pid: parent})
 	rec, two := lockFileRecord(t, w)
 	if len(rec.Children) != 2 {
 		t.Fatalf("two children added: %+v", rec.Children)
+	}
+	// Without a start tick from its starter, a child's start time is read
+	// from the system.
+	if start, ok := processStart(self); !ok || rec.Children[0].Start != start {
+		t.Fatalf("recorded start %d, the system says %d", rec.Children[0].Start, start)
 	}
 	l.dropChild(parent)
 	l.mu.Lock()

@@ -108,3 +108,9 @@ func childPipe(childWrites bool) (tool, child *os.File, err error) {
 	}
 	return w, r, err
 }
+
+// bootTick is 0: start times come from ps (processStart).
+func bootTick() uint64 { return 0 }
+
+// startTicksTrusted is false: there is no tick to trust (bootTick).
+func startTicksTrusted(pid int, tick uint64) bool { return false }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -184,6 +185,39 @@ func sessionOf(pid int) int {
 		return -1
 	}
 	return int(sid)
+}
+
+// userHZ is the unit of /proc's start times: clock ticks of 1/100 s (the
+// kernel's USER_HZ on every architecture Linux runs Go on).
+const userHZ = 100
+
+// bootTick is the time since boot (CLOCK_BOOTTIME, which /proc's start
+// times count from) in clock ticks, or 0. A process started between two
+// calls that return the same tick has that tick as its start time.
+func bootTick() uint64 {
+	const clockBoottime = 7
+	var ts syscall.Timespec
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockBoottime, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		return 0
+	}
+	return uint64(ts.Nano()) / (1e9 / userHZ)
+}
+
+// startTicks is whether bootTick's ticks are /proc's start times on this
+// system: checked once, on the first child, against its /proc/PID/stat.
+var startTicks struct {
+	once sync.Once
+	ok   bool
+}
+
+// startTicksTrusted reports whether tick, read by bootTick around the
+// start of child pid, can stand for its start time.
+func startTicksTrusted(pid int, tick uint64) bool {
+	startTicks.once.Do(func() {
+		start, ok := processStart(pid)
+		startTicks.ok = ok && start == tick
+	})
+	return startTicks.ok
 }
 
 // processStart returns pid's start time (clock ticks since boot, from

@@ -167,13 +167,41 @@ func openDir(path string) (*os.File, error) {
 // readKernelFile reads a file of /proc, at most max bytes. The kernel
 // writes these files and reports a size of 0, so neither the kind nor the
 // size is checked first; the read is still bounded.
+//
+// It reads with plain system calls, no *os.File: the run reads a /proc file
+// for every agent it starts, and an *os.File would add the poller's
+// registration (refused for these files) and a finalizer to each read.
 func readKernelFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
 	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, max))
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, min(max, 1024))
+	for int64(len(buf)) < max {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(max, 2*int64(cap(buf))))-len(buf))
+		}
+		n, err := syscall.Read(fd, buf[len(buf):min(int64(cap(buf)), max)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	return buf, nil
 }
 
 // openTerminal opens the terminal at path (/dev/tty) for reading and

@@ -226,7 +226,7 @@ func (r *sideRunner) runChild(name string, spec childSpec, timeout time.Duration
 	if err != nil {
 		return childResult{exitCode: -1, err: fmt.Sprintf("cannot start %s: %v", name, unwrapPathError(err)), elapsed: time.Since(started)}
 	}
-	r.lock.addChild(c.pid)
+	r.lock.addChild(c)
 	c.name, c.timeout = name, timeout
 	end := r.sup.watch(c)
 	r.lock.dropChild(c.pid)

@@ -134,7 +134,7 @@ func (v *verifier) run(runID string) (*verification, error) {
 		vr.failed, vr.why = vr.outcome.failed()
 		return vr, nil
 	}
-	v.lock.addChild(c.pid)
+	v.lock.addChild(c)
 	c.timeout, c.idle = v.timeout, v.idle
 	end := v.sup.watch(c)
 	o.finish(c.waitErr, c.tail.String())
