@@ -251,6 +251,7 @@ func (c *child) readLines(out io.Writer, max int, each func(line []byte, skipped
 // whenever the next read may block.
 func readLines(r io.Reader, out io.Writer, max int, each func(line []byte, skipped int64)) {
 	lr := newLineReader(r, max)
+	defer lr.close()
 	flush := func() {
 		if fl, ok := out.(interface{ Flush() }); ok {
 			fl.Flush()
@@ -288,7 +289,9 @@ func (c *child) readStderr(log io.Writer) {
 	defer close(c.stderrDone)
 	defer c.stderrR.Close()
 	defer c.recoverPanic()
-	buf := make([]byte, 32<<10)
+	bp := stderrBuffers.Get().(*[]byte)
+	defer stderrBuffers.Put(bp)
+	buf := *bp
 	for {
 		n, err := c.stderrR.Read(buf)
 		if n > 0 {
@@ -303,6 +306,10 @@ func (c *child) readStderr(log io.Writer) {
 		}
 	}
 }
+
+// stderrBuffers keeps the read buffers of children's stderr (see
+// readBuffers).
+var stderrBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // closeReaders ends the readers at once: the pipes are held open by a
 // process the sweep could not end.

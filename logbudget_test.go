@@ -48,3 +48,40 @@ func TestLogBudget(t *testing.T) {
 		t.Errorf("reserve file still there after the log stopped: %v", err)
 	}
 }
+
+// TestLogSpaceLooks: the log looks at its device's free space once per
+// logSpaceCheck bytes written, and at a flush once per logSpaceInterval,
+// not at every flush; a look that finds it low stops the transcripts.
+func TestLogSpaceLooks(t *testing.T) {
+	l, err := openRunLog(t.TempDir(), time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	looks, free := 0, int64(1<<40)
+	l.free = func(string) (int64, bool) { looks++; return free, true }
+	l.Flush()
+	if looks != 1 {
+		t.Fatalf("first flush: %d looks, want 1", looks)
+	}
+	for range 100 {
+		l.Write([]byte("a line\n"))
+		l.Flush()
+	}
+	if looks != 1 {
+		t.Fatalf("100 flushes within a second: %d looks, want 1", looks)
+	}
+	l.Write(make([]byte, logSpaceCheck))
+	l.Write([]byte("x\n"))
+	if looks != 2 {
+		t.Fatalf("after %d bytes: %d looks, want 2", logSpaceCheck, looks)
+	}
+	free = 0
+	l.mu.Lock()
+	l.spaceChecked = l.spaceChecked.Add(-logSpaceInterval)
+	l.mu.Unlock()
+	l.Flush()
+	if looks != 3 || !l.full {
+		t.Fatalf("a flush a second later: %d looks, full %v; want 3, true", looks, l.full)
+	}
+}

@@ -33,7 +33,11 @@ const (
 	logBudget     = 1 << 30 // at most this much transcript in one log
 	logLowSpace   = 4 << 20 // transcripts stop when the device has less left
 	logSpaceCheck = 1 << 20 // free space is looked at every this many bytes
-	logReserve    = 1 << 20 // room kept for the state files
+	// and, at a flush, if it was last looked at this long ago: a run
+	// flushes its log several times per iteration, and a look (statfs) at
+	// each would cost more than the rest of the flush.
+	logSpaceInterval = time.Second
+	logReserve       = 1 << 20 // room kept for the state files
 )
 
 const logRule = "================================================================================"
@@ -48,10 +52,12 @@ type runLog struct {
 	failed bool
 	warn   func(error)
 
-	budget, lowSpace int64 // logBudget and logLowSpace (tests lower them)
-	written          int64 // bytes written
-	checkAt          int64 // written, when free space is looked at next
-	full             bool  // transcripts are no longer logged
+	budget, lowSpace int64                      // logBudget and logLowSpace (tests lower them)
+	written          int64                      // bytes written
+	checkAt          int64                      // written, when free space is looked at next
+	spaceChecked     time.Time                  // when free space was last looked at
+	free             func(string) (int64, bool) // freeSpace (tests replace it)
+	full             bool                       // transcripts are no longer logged
 	reserve          string
 }
 
@@ -78,7 +84,7 @@ func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := &runLog{path: filepath.Join(dir, name), f: f, w: bufio.NewWriterSize(f, logBufferSize), warn: warn, budget: logBudget, lowSpace: logLowSpace}
+	l := &runLog{path: filepath.Join(dir, name), f: f, w: bufio.NewWriterSize(f, logBufferSize), warn: warn, budget: logBudget, lowSpace: logLowSpace, free: freeSpace}
 	l.makeReserve(filepath.Join(dir, ".reserve"))
 	return l, nil
 }
@@ -107,14 +113,15 @@ func (l *runLog) freeReserve() {
 }
 
 // keepRoom stops the logging of transcripts when the log passed its budget
-// or the device is almost full; l.mu is held.
+// or the device is almost full. It looks at the device every logSpaceCheck
+// bytes, and at a flush (force) every logSpaceInterval. l.mu is held.
 func (l *runLog) keepRoom(force bool) {
-	if l.full || (!force && l.written < l.checkAt) {
+	over := l.written > l.budget
+	if l.full || !over && l.written < l.checkAt && (!force || time.Since(l.spaceChecked) < logSpaceInterval) {
 		return
 	}
-	l.checkAt = l.written + logSpaceCheck
-	free, ok := freeSpace(filepath.Dir(l.path))
-	over := l.written > l.budget
+	l.checkAt, l.spaceChecked = l.written+logSpaceCheck, time.Now()
+	free, ok := l.free(filepath.Dir(l.path))
 	if !over && (!ok || free >= l.lowSpace) {
 		return
 	}

@@ -51,6 +51,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 // maxLineBytes caps one stream-json line; past this, a line is skipped as
@@ -73,8 +74,23 @@ type lineReader struct {
 	buf []byte
 }
 
+// readBuffers keeps the read buffers of streams read to their end: a run
+// reads a stream per iteration, and a new buffer each time would be 64 KiB
+// to clear and then to collect.
+var readBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	br := readBuffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &lineReader{r: br, max: max}
+}
+
+// close gives the read buffer back for another stream: no line lr
+// returned may be used after it, nor lr.
+func (lr *lineReader) close() {
+	lr.r.Reset(nil)
+	readBuffers.Put(lr.r)
+	lr.r = nil
 }
 
 // next returns the next line without its newline. skipped > 0 reports a line
