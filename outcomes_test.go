@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -144,6 +145,19 @@ func TestReadRegularFile(t *testing.T) {
 	}
 	if _, err := readRegularFile(small, 4); err == nil || !strings.Contains(err.Error(), "larger than 4 bytes") {
 		t.Errorf("over the cap: %v", err)
+	}
+	if data, err := readRegularFile(small, 5); err != nil || string(data) != "hello" {
+		t.Errorf("at the cap: %q, %v", data, err)
+	}
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	if data, err := readRegularFile(empty, 10); err != nil || len(data) != 0 {
+		t.Errorf("empty: %q, %v", data, err)
+	}
+	big := bytes.Repeat([]byte("0123456789"), 30000)
+	os.WriteFile(filepath.Join(dir, "big"), big, 0o644)
+	if data, err := readRegularFile(filepath.Join(dir, "big"), 1<<20); err != nil || !bytes.Equal(data, big) {
+		t.Errorf("big: %d bytes, %v", len(data), err)
 	}
 	link := filepath.Join(dir, "link")
 	os.Symlink(small, link)

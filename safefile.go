@@ -27,6 +27,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -104,23 +105,62 @@ func fileKind(fi fs.FileInfo) string {
 }
 
 // readRegularFile reads a regular file of at most max bytes.
+//
+// It is openRegular with plain system calls instead of an *os.File: a run
+// reads a few of these files per iteration, and an *os.File adds the
+// poller's registration (refused for regular files), a finalizer and a
+// growing read buffer to each.
 func readRegularFile(path string, max int64) ([]byte, error) {
-	f, fi, err := openRegular(path)
-	if err != nil {
-		return nil, err
+	if fi, err := os.Stat(path); err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)} // as os.Open says it
+	} else if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
 	}
-	defer f.Close()
-	if fi.Size() > max {
+	var fd int
+	var err error
+	for { // O_NONBLOCK: see openRegular
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG { // swapped since the Stat
+		err := errNotRegular
+		if fi, serr := os.Stat("/dev/fd/" + strconv.Itoa(fd)); serr == nil {
+			err = notRegularError(fi)
+		}
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if st.Size > max {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
+	data := make([]byte, 0, st.Size+1) // +1: the read that finds the end
+	for int64(len(data)) <= max {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, int(min(max+1, 2*int64(cap(data))))-len(data))
+		}
+		n, err := syscall.Read(fd, data[len(data):min(int64(cap(data)), max+1)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return data, nil
+		}
+		data = data[:len(data)+n]
 	}
-	if int64(len(data)) > max { // it grew since the Stat
-		return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
-	}
-	return data, nil
+	// It grew since the Stat.
+	return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
 }
 
 // tooLargeError says a file is over max bytes.
