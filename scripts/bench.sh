@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end performance of claude-iterate, as users run it (the binary
-# `go build` makes, against no-op agents: no AI), next to what people use
+# End-to-end performance of claude-iterate, as users run it (the static
+# binary the README's install makes, CGO_ENABLED=0, against no-op agents:
+# no AI), next to what people use
 # today. It prints the README's Performance table, in markdown, with the
 # date, the machine (cores, CPU model, load) and the Go version: on a quiet
 # machine, paste its output over the README's table.
@@ -30,13 +31,13 @@
 #      per second while the agent works, no terminal, over 12 s (the
 #      tool's slowest poll is 5 s)
 #
-# Usage: scripts/bench.sh [ITERATIONS [ROUNDS]]   (default 300 5)
+# Usage: scripts/bench.sh [ITERATIONS [ROUNDS]]   (default 300 9)
 # Needs: go, python3, jq. Takes about two minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 n=${1:-300}
-rounds=${2:-5}
+rounds=${2:-9}
 many=20     # runs at once
 many_n=40   # iterations of each of them
 for tool in go python3 jq; do
@@ -46,7 +47,7 @@ load_start=$(cut -d' ' -f1 /proc/loadavg)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/bin"
-go build -o "$tmp/bin/claude-iterate" .
+CGO_ENABLED=0 go build -o "$tmp/bin/claude-iterate" .
 ci=$tmp/bin/claude-iterate
 
 # Two helpers in Go: the floor (what any Go supervisor pays to run the agent
@@ -111,7 +112,7 @@ func main() {
 }
 GO
 (cd "$tmp/helpers" && go mod init helpers > /dev/null 2>&1 &&
-	go build -tags floor -o "$tmp/bin/floor" floor.go && go build -tags measure -o "$tmp/bin/measure" measure.go)
+	CGO_ENABLED=0 go build -tags floor -o "$tmp/bin/floor" floor.go && CGO_ENABLED=0 go build -tags measure -o "$tmp/bin/measure" measure.go)
 measure=$tmp/bin/measure
 
 # col FILE K: column K of FILE's lines. min, median: of numbers on stdin.
