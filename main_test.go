@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 		"claude-iterate": main,
 		"claude":         fakeClaudeMain,
 		"own-children":   ownChildrenMain,
+		"orphan-behind":  orphanBehindMain,
 	})
 }
 

@@ -84,18 +84,6 @@ func processesWithEnv(kv string) []int { return nil }
 // process instead.
 func ownDescendants() ([]procInfo, bool) { return nil, false }
 
-// childProcs lists this process's children.
-func childProcs() []procInfo {
-	var out []procInfo
-	self := os.Getpid()
-	for _, p := range listProcs() {
-		if p.ppid == self {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // awaitExit returns at once: cmd.Wait blocks instead (see proc_linux.go).
 func awaitExit(pid int) {}
 

@@ -310,43 +310,6 @@ func ownDescendants() ([]procInfo, bool) {
 	return out, true
 }
 
-// childProcs lists this process's children, from the kernel's children
-// links when it keeps them (a few small reads), else from every process.
-func childProcs() []procInfo {
-	self := os.Getpid()
-	tasks, err := openDir("/proc/" + strconv.Itoa(self) + "/task")
-	if err == nil {
-		tids, _ := tasks.Readdirnames(-1)
-		tasks.Close()
-		var out []procInfo
-		linked := true
-		for _, tid := range tids {
-			data, err := readKernelFile("/proc/"+strconv.Itoa(self)+"/task/"+tid+"/children", kernelFileCap)
-			if errors.Is(err, os.ErrNotExist) && tid == strconv.Itoa(self) {
-				linked = false
-				break
-			}
-			for _, f := range bytes.Fields(data) {
-				if pid, err := strconv.Atoi(string(f)); err == nil {
-					if p, ok := procStat(pid); ok {
-						out = append(out, p)
-					}
-				}
-			}
-		}
-		if linked {
-			return out
-		}
-	}
-	var out []procInfo
-	for _, p := range listProcs() {
-		if p.ppid == self {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // procStat reads one process's parent, group, state and start time.
 func procStat(pid int) (procInfo, bool) {
 	data, err := readKernelFile("/proc/"+strconv.Itoa(pid)+"/stat", kernelFileCap)

@@ -16,8 +16,12 @@ package main
 //     command run to its end (git).
 //   - On SIGCHLD the reaper collects every dead child that is not one of
 //     the tool's own: it peeks with waitid(WNOWAIT), which reaps nothing,
-//     and reaps by pid; when the one the kernel shows is the tool's own,
-//     it finds the others in /proc.
+//     and reaps by pid. The kernel shows the same dead child until it is
+//     waited for: when that is one of the tool's own, the orphans behind
+//     it are collected once its starter has waited for it (forgetChild
+//     wakes the reaper), which is at once, as starters wait for their
+//     children's exit. Every agent's exit is such a case: a scan of /proc
+//     there would cost more than the rest of the iteration's bookkeeping.
 
 import (
 	"bytes"
@@ -32,7 +36,13 @@ import (
 var ownChildren = struct {
 	sync.Mutex
 	pids map[int]bool
+	// behind is set when the reaper stopped at a dead child of the tool's
+	// own: orphans may have died behind it.
+	behind bool
 }{pids: map[int]bool{}}
+
+// reaperWake wakes the reaper when a child it stopped at was waited for.
+var reaperWake = make(chan struct{}, 1)
 
 // trackStart runs start, which starts a child and returns its pid, and
 // records the pid as the tool's own until forgetChild.
@@ -51,7 +61,15 @@ func trackStart(start func() (pid int, err error)) error {
 func forgetChild(pid int) {
 	ownChildren.Lock()
 	delete(ownChildren.pids, pid)
+	wake := ownChildren.behind
+	ownChildren.behind = false
 	ownChildren.Unlock()
+	if wake {
+		select {
+		case reaperWake <- struct{}{}:
+		default: // a wake is pending already
+		}
+	}
 }
 
 // isOwnChild reports whether pid is one of the tool's own children.
@@ -70,7 +88,11 @@ func startReaper() {
 	died := make(chan os.Signal, 1)
 	signal.Notify(died, syscall.SIGCHLD)
 	go func() {
-		for range died {
+		for {
+			select {
+			case <-died:
+			case <-reaperWake:
+			}
 			reapOrphans()
 		}
 	}()
@@ -87,14 +109,12 @@ func reapOrphans() {
 			return
 		}
 		if ownChildren.pids[pid] {
-			break // the kernel shows the same one until it is waited for
+			// The kernel shows this one until its starter waits for it;
+			// then forgetChild wakes the reaper for those behind it.
+			ownChildren.behind = true
+			return
 		}
 		reap(pid)
-	}
-	for _, p := range childProcs() {
-		if p.state == 'Z' && !ownChildren.pids[p.pid] {
-			reap(p.pid)
-		}
 	}
 }
 
