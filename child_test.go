@@ -189,3 +189,51 @@ func TestStartTick(t *testing.T) {
 		t.Fatal("no child's start tick was known")
 	}
 }
+
+// TestChildPipe: the tool's end of a child's pipe is non-blocking (in the
+// poller), the child's is blocking, both close on exec, and the data goes
+// the way asked.
+func TestChildPipe(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("fcntl flags as Linux has them")
+	}
+	for _, childWrites := range []bool{false, true} {
+		tool, child, err := childPipe(childWrites)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flags := func(f *os.File) (fl, fd uintptr) {
+			fl, _, _ = syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_GETFL, 0)
+			fd, _, _ = syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_GETFD, 0)
+			return fl, fd
+		}
+		// Fd() would put a poller's file back to blocking: read the tool's
+		// flags through its raw descriptor.
+		var toolFl, toolFd uintptr
+		rc, _ := tool.SyscallConn()
+		rc.Control(func(fd uintptr) {
+			toolFl, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+			toolFd, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFD, 0)
+		})
+		childFl, childFd := flags(child)
+		if toolFl&syscall.O_NONBLOCK == 0 || childFl&syscall.O_NONBLOCK != 0 {
+			t.Errorf("childWrites %v: tool's end flags %#x, child's %#x; want only the tool's non-blocking", childWrites, toolFl, childFl)
+		}
+		if toolFd&syscall.FD_CLOEXEC == 0 || childFd&syscall.FD_CLOEXEC == 0 {
+			t.Errorf("childWrites %v: an end does not close on exec", childWrites)
+		}
+		r, w := child, tool
+		if childWrites {
+			r, w = tool, child
+		}
+		if _, err := w.Write([]byte("x")); err != nil {
+			t.Fatalf("childWrites %v: write: %v", childWrites, err)
+		}
+		buf := make([]byte, 1)
+		if n, err := r.Read(buf); n != 1 || err != nil {
+			t.Fatalf("childWrites %v: read %d, %v", childWrites, n, err)
+		}
+		tool.Close()
+		child.Close()
+	}
+}

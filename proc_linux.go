@@ -111,17 +111,20 @@ func hasChildren() bool {
 // calls per child.
 func childPipe(childWrites bool) (tool, child *os.File, err error) {
 	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
 		return nil, nil, os.NewSyscallError("pipe2", err)
 	}
 	t, c := p[1], p[0]
 	if childWrites {
 		t, c = p[0], p[1]
 	}
-	if err := syscall.SetNonblock(t, true); err != nil {
+	// The child's end back to blocking: F_SETFL sets the status flags
+	// (O_NONBLOCK, O_APPEND, …), which are all off then, and ignores the
+	// access mode.
+	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(c), syscall.F_SETFL, 0); errno != 0 {
 		syscall.Close(t)
 		syscall.Close(c)
-		return nil, nil, os.NewSyscallError("fcntl", err)
+		return nil, nil, os.NewSyscallError("fcntl", errno)
 	}
 	return os.NewFile(uintptr(t), "|0"), os.NewFile(uintptr(c), "|1"), nil
 }
