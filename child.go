@@ -174,9 +174,7 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	if err != nil {
 		return fail(err)
 	}
-	if after := bootTick(); after == before {
-		c.startTick = before
-	}
+	c.startTick = sameTick(before, bootTick())
 	go func() {
 		defer close(c.done)
 		defer c.recoverPanic()
@@ -211,6 +209,15 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 		go c.readStderr(stderrLog)
 	}
 	return c, nil
+}
+
+// sameTick is the tick two bootTick calls around a start agree on, or 0
+// (unknown) when the start straddled two ticks.
+func sameTick(before, after uint64) uint64 {
+	if before != after {
+		return 0
+	}
+	return before
 }
 
 // fillPipe writes to w, a non-blocking pipe end, as much of data as the

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -187,6 +188,21 @@ func TestStartTick(t *testing.T) {
 	}
 	if known == 0 {
 		t.Fatal("no child's start tick was known")
+	}
+	if sameTick(7, 7) != 7 || sameTick(7, 8) != 0 {
+		t.Error("a start that straddles two ticks has a known tick")
+	}
+	// Where the clock's ticks are not /proc's (checked on the first
+	// child), no tick stands for a start time.
+	c := child{pid: os.Getpid()}
+	start, ok := processStart(c.pid)
+	if !ok {
+		t.Fatal("no start time for the test itself")
+	}
+	startTicks.once, startTicks.ok = sync.Once{}, false
+	defer func() { startTicks.once, startTicks.ok = sync.Once{}, false }()
+	if startTicksTrusted(c.pid, start+1) || startTicksTrusted(c.pid, start) {
+		t.Error("ticks trusted after a mismatch with /proc")
 	}
 }
 

@@ -71,8 +71,12 @@ func TestLogSpaceLooks(t *testing.T) {
 	if looks != 1 {
 		t.Fatalf("100 flushes within a second: %d looks, want 1", looks)
 	}
-	l.Write(make([]byte, logSpaceCheck))
-	l.Write([]byte("x\n"))
+	l.Write(make([]byte, logSpaceCheck-int(l.written)-1))
+	l.Write([]byte("x")) // now at the next look's mark
+	if looks != 1 {
+		t.Fatalf("short of %d bytes: %d looks, want 1", logSpaceCheck, looks)
+	}
+	l.Write([]byte("\n"))
 	if looks != 2 {
 		t.Fatalf("after %d bytes: %d looks, want 2", logSpaceCheck, looks)
 	}

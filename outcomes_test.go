@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -153,6 +154,16 @@ func TestReadRegularFile(t *testing.T) {
 	os.WriteFile(empty, nil, 0o644)
 	if data, err := readRegularFile(empty, 10); err != nil || len(data) != 0 {
 		t.Errorf("empty: %q, %v", data, err)
+	}
+	// A /proc file says it is empty: read whole all the same, under the
+	// cap; over it, an error.
+	if runtime.GOOS == "linux" {
+		if data, err := readRegularFile("/proc/self/status", 1<<20); err != nil || !bytes.HasPrefix(data, []byte("Name:")) || len(data) < 100 {
+			t.Errorf("/proc/self/status: %d bytes, %v", len(data), err)
+		}
+		if _, err := readRegularFile("/proc/self/status", 10); err == nil || !strings.Contains(err.Error(), "larger than 10 bytes") {
+			t.Errorf("/proc/self/status over the cap: %v", err)
+		}
 	}
 	big := bytes.Repeat([]byte("0123456789"), 30000)
 	os.WriteFile(filepath.Join(dir, "big"), big, 0o644)
