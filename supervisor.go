@@ -348,19 +348,22 @@ func (s *supervisor) signalChild(w *waiting, sig os.Signal) {
 		s.interrupt = sig
 		s.log.printf("[SIGQUIT: forced stop]")
 		s.forceKill(c, &w.end)
+	// In each case the child is signalled before anything is written: a
+	// terminal that does not drain (an agent flooding it, a slow link)
+	// blocks the write, and the stop must not wait for it.
 	case sig == syscall.SIGINT:
 		s.interrupt = sig
-		s.con.rawf("Interrupted: waiting for %s to finish cleaning up (press Ctrl+C again to force quit)", c.name)
-		s.log.printf("[SIGINT: forwarded to %s]", c.who())
 		signalGroup(c.pgid, syscall.SIGINT)
 		signalGroup(c.pgid, syscall.SIGCONT)
 		w.escalateAt = time.Now().Add(s.interruptGrace)
+		s.log.printf("[SIGINT: forwarded to %s]", c.who())
+		s.con.rawf("Interrupted: waiting for %s to finish cleaning up (press Ctrl+C again to force quit)", c.name)
 	default: // SIGTERM, SIGHUP
 		s.interrupt = sig
-		s.con.rawf("Interrupted. Terminating %s process...", c.name)
-		s.log.printf("[%s: terminating %s]", signalName(sig), c.who())
 		terminate(c)
 		w.escalateAt = time.Now().Add(terminateTimeout)
+		s.log.printf("[%s: terminating %s]", signalName(sig), c.who())
+		s.con.rawf("Interrupted. Terminating %s process...", c.name)
 	}
 }
 
@@ -424,10 +427,10 @@ func (s *supervisor) forceKill(c *child, end *childEnd) {
 	if end.forced {
 		return
 	}
-	s.con.rawf("Force-killing %s...", c.name)
-	s.log.printf("[force-killing %s]", c.who())
 	end.forced = true
 	end.recorded = append(end.recorded, killTree(c.pid, c.pgid)...)
+	s.log.printf("[force-killing %s]", c.who()) // after the kill: see signalChild
+	s.con.rawf("Force-killing %s...", c.name)
 }
 
 // cleanUp drains c's output and ends everything it left behind.
