@@ -110,23 +110,12 @@ func receiverName(e ast.Expr) string {
 // trackStart (runOwn, outputOwn and startChild go through it), so
 // that the reaper never takes the exit status its starter waits for.
 func TestChildrenStartedOwn(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Cmd's Start, Run, Output and CombinedOutput take no argument;
 	// os.StartProcess and syscall.ForkExec do.
 	noArgs := map[string]bool{"Start": true, "Run": true, "Output": true, "CombinedOutput": true}
-	fset := token.NewFileSet()
+	fset, files := parsedSources(t)
 	found := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range files {
 		var inTrack int
 		var walk func(n ast.Node) bool
 		walk = func(n ast.Node) bool {
@@ -167,20 +156,9 @@ func TestChildrenStartedOwn(t *testing.T) {
 // parent-death signal (SIGKILL) then: startChild starts children from
 // whatever thread it runs on, which is safe only while no thread ends.
 func TestThreadsLiveOn(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
+	fset, files := parsedSources(t)
 	found := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range files {
 		isCall := func(n ast.Node, fn string) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -226,4 +204,26 @@ func TestThreadsLiveOn(t *testing.T) {
 	if found == 0 {
 		t.Errorf("found no runtime.LockOSThread; the check no longer sees them (raiseHere locks)")
 	}
+}
+
+// parsedSources parses the files of the shipped binary (not the tests).
+func parsedSources(t *testing.T) (*token.FileSet, []*ast.File) {
+	t.Helper()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return fset, files
 }
