@@ -201,6 +201,10 @@ func (s *termSession) write(ts *testscript.TestScript, text string) {
 	}
 }
 
+// waitOverlap is how much of what a wait searched it searches again with
+// new output: more than any match a scenario waits for.
+const waitOverlap = 64 << 10
+
 // wait waits until the screen, after the cursor, matches re, and moves the
 // cursor past the match.
 func (s *termSession) wait(ts *testscript.TestScript, expr string) []string {
@@ -210,17 +214,17 @@ func (s *termSession) wait(ts *testscript.TestScript, expr string) []string {
 	}
 	deadline := time.NewTimer(termTimeout)
 	defer deadline.Stop()
+	from := s.cursor // where the search starts
 	for {
 		// The screen only grows, and only this goroutine moves the
 		// cursor: what was written is matched without the lock, so that
 		// the reader keeps draining the terminal while a long output is
-		// searched (an agent's flood: megabytes, searched again at every
-		// read; holding the lock, the tool's writes stalled for seconds on
-		// a loaded machine).
+		// searched (an agent's flood: megabytes; holding the lock, the
+		// tool's writes stalled for seconds on a loaded machine).
 		s.mu.Lock()
 		written, update, closed := s.screen.Bytes(), s.update, s.closed
 		s.mu.Unlock()
-		rest := written[s.cursor:]
+		rest := written[from:]
 		if loc := re.FindSubmatchIndex(rest); loc != nil {
 			var m []string
 			for i := 0; i < len(loc); i += 2 {
@@ -230,8 +234,17 @@ func (s *termSession) wait(ts *testscript.TestScript, expr string) []string {
 					m = append(m, "")
 				}
 			}
-			s.cursor += loc[1]
+			s.cursor = from + loc[1]
 			return m
+		}
+		// Next time, what is new and the lines of the last waitOverlap
+		// bytes before it: searching a whole flood again at every read is
+		// quadratic, and under -race on a loaded machine slower than the
+		// tool writes (stress seed 83: 6 MB, the wait timed out).
+		if next := len(written) - waitOverlap; next > from {
+			if i := bytes.LastIndexByte(written[from:next], '\n'); i >= 0 {
+				from += i + 1
+			}
 		}
 		if closed {
 			ts.Fatalf("term wait %q: the terminal closed; screen:\n%s", expr, written)

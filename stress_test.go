@@ -73,12 +73,15 @@ type stressAction struct {
 }
 
 var stressActions = []stressAction{
-	{"ctrl-c", "term key ^C\ncp empty go\n", 130, `stopped: interrupted \(SIGINT\)`},
+	// A key's signal comes from the terminal's line discipline, which
+	// runs after the write that typed it: "Interrupted" shows it came
+	// before the agent is let go.
+	{"ctrl-c", "term key ^C\nterm wait Interrupted\ncp empty go\n", 130, `stopped: interrupted \(SIGINT\)`},
 	{"ctrl-c-twice", "term key ^C\nterm wait 'press Ctrl\\+C again'\nterm key ^C\n", 130, `stopped: interrupted \(SIGINT\)`},
 	{"sigterm", "signal tool.pid SIGTERM\ncp empty go\n", 143, `stopped: interrupted \(SIGTERM\)`},
 	{"sighup", "signal tool.pid SIGHUP\ncp empty go\n", 129, `stopped: interrupted \(SIGHUP\)`},
 	{"ctrl-backslash", "term key ^\\\n", 131, `stopped: interrupted \(SIGQUIT\)`},
-	{"suspend-fg", "term key ^Z\nterm wait 'Stopped +claude-iterate'\nterm type fg\nterm wait 'claude-iterate run task.*\\r\\n'\nterm foreground tool.pid\nterm key ^C\ncp empty go\n", 130, `stopped: interrupted \(SIGINT\)`},
+	{"suspend-fg", "term key ^Z\nterm wait 'Stopped +claude-iterate'\nterm type fg\nterm wait 'claude-iterate run task.*\\r\\n'\nterm foreground tool.pid\nterm key ^C\nterm wait Interrupted\ncp empty go\n", 130, `stopped: interrupted \(SIGINT\)`},
 	{"suspend-bg", "term key ^Z\nterm wait 'Stopped +claude-iterate'\nterm type bg\nterm wait 'claude-iterate run task.* &'\nsignal tool.pid SIGTERM\ncp empty go\nterm type 'wait %1'\n", 143, `stopped: interrupted \(SIGTERM\)`},
 	{"s-key", "term key s\nterm wait 'Stop requested'\ncp empty go\n", 0, `stopped: stop requested \(keyboard\)`},
 	{"stop-command", "exec claude-iterate stop task\ncp empty go\n", 0, `stopped: stop requested \(file\)`},
