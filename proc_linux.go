@@ -91,14 +91,7 @@ func raiseHere(sig syscall.Signal) {
 // skipped. It asks waitid with WNOWAIT, which reaps nothing: ECHILD means no
 // children; any other answer (including an error) means there may be some.
 func hasChildren() bool {
-	const (
-		pAll    = 0
-		wNoWait = 0x01000000
-		wAll    = 0x40000000 // __WALL: children of any kind
-	)
-	var info [128]byte // siginfo_t
-	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])),
-		syscall.WEXITED|syscall.WSTOPPED|syscall.WCONTINUED|syscall.WNOHANG|wNoWait|wAll, 0, 0)
+	_, errno := peekWait(pAll, 0, syscall.WEXITED|syscall.WSTOPPED|syscall.WCONTINUED|wAll)
 	return errno != syscall.ECHILD
 }
 
@@ -157,19 +150,8 @@ func awaitExit(pid int) {
 // exitedPidfd reports whether the process behind pidfd fd has exited (or
 // can no longer be asked), without reaping it.
 func exitedPidfd(fd uintptr) bool {
-	const (
-		pPidfd  = 3
-		wNoWait = 0x01000000
-	)
-	var info [128]byte // siginfo_t; si_pid stays 0 while the process runs
-	for {
-		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPidfd, fd, uintptr(unsafe.Pointer(&info[0])),
-			syscall.WEXITED|syscall.WNOHANG|wNoWait, 0, 0)
-		if errno == syscall.EINTR {
-			continue
-		}
-		return errno != 0 || siginfoPid(&info) != 0
-	}
+	pid, errno := peekWait(pPidfd, fd, syscall.WEXITED)
+	return errno != 0 || pid != 0
 }
 
 // setDefaultAction sets sig's action to the system's default (SIG_DFL)

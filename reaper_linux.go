@@ -11,24 +11,34 @@ import (
 const canPeekChildren = true
 
 // peekDeadChild returns the pid of a dead child of this process without
-// reaping it (waitid with WNOWAIT), or 0 when there is none.
+// reaping it, or 0 when there is none.
 func peekDeadChild() int {
-	const (
-		pAll    = 0
-		wNoWait = 0x01000000
-		wAll    = 0x40000000 // __WALL: children of any kind
-	)
+	pid, errno := peekWait(pAll, 0, syscall.WEXITED|wAll)
+	if errno != 0 {
+		return 0
+	}
+	return pid
+}
+
+// waitid's arguments that package syscall does not name.
+const (
+	pAll    = 0          // P_ALL: any child
+	pPidfd  = 3          // P_PIDFD: the process behind a pidfd
+	wNoWait = 0x01000000 // WNOWAIT: leave the child waitable
+	wAll    = 0x40000000 // __WALL: children of any kind
+)
+
+// peekWait asks waitid(idtype, id, options|WNOHANG|WNOWAIT), which reaps
+// nothing, and returns the pid it shows (0: none waitable yet).
+func peekWait(idtype, id uintptr, options int) (int, syscall.Errno) {
 	for {
-		var info [128]byte
-		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])),
-			syscall.WEXITED|syscall.WNOHANG|wNoWait|wAll, 0, 0)
+		var info [128]byte // siginfo_t
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, idtype, id, uintptr(unsafe.Pointer(&info[0])),
+			uintptr(options|syscall.WNOHANG|wNoWait), 0, 0)
 		if errno == syscall.EINTR {
 			continue
 		}
-		if errno != 0 {
-			return 0
-		}
-		return siginfoPid(&info)
+		return siginfoPid(&info), errno
 	}
 }
 
