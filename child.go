@@ -165,22 +165,14 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	}
 
 	before := bootTick()
-	err = trackStart(func() (int, error) {
-		if err := cmd.Start(); err != nil {
-			return 0, err
-		}
-		return cmd.Process.Pid, nil
-	})
-	if err != nil {
+	if err := startOwn(cmd); err != nil {
 		return fail(err)
 	}
 	c.startTick = sameTick(before, bootTick())
 	go func() {
 		defer close(c.done)
 		defer c.recoverPanic()
-		awaitExit(cmd.Process.Pid)
-		c.waitErr = cmd.Wait()
-		forgetChild(cmd.Process.Pid)
+		c.waitErr = waitOwn(cmd)
 	}()
 	stdinR.Close()
 	outW.Close()

@@ -124,15 +124,25 @@ func reapOrphans() {
 // sources to that); cmd.Run alone would race the reaper for the exit
 // status, and lose it as "waitid: no child processes".
 func runOwn(cmd *exec.Cmd) error {
-	err := trackStart(func() (int, error) {
+	if err := startOwn(cmd); err != nil {
+		return err
+	}
+	return waitOwn(cmd)
+}
+
+// startOwn is cmd.Start for a child of the tool's own (trackStart).
+func startOwn(cmd *exec.Cmd) error {
+	return trackStart(func() (int, error) {
 		if err := cmd.Start(); err != nil {
 			return 0, err
 		}
 		return cmd.Process.Pid, nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// waitOwn is cmd.Wait for a child startOwn started: its exit awaited in the
+// poller (awaitExit), then it is forgotten.
+func waitOwn(cmd *exec.Cmd) error {
 	defer forgetChild(cmd.Process.Pid)
 	awaitExit(cmd.Process.Pid)
 	return cmd.Wait()

@@ -55,12 +55,7 @@ func orphanBehindMain() {
 	behind := 0
 	for range 20 {
 		own := exec.Command("true")
-		if err := trackStart(func() (int, error) {
-			if err := own.Start(); err != nil {
-				return 0, err
-			}
-			return own.Process.Pid, nil
-		}); err != nil {
+		if err := startOwn(own); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

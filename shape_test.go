@@ -145,7 +145,7 @@ func TestChildrenStartedOwn(t *testing.T) {
 		}
 		ast.Inspect(f, walk)
 	}
-	if found < 3 {
+	if found < 2 { // startOwn and claudesession.go's os.StartProcess
 		t.Errorf("found %d process starts; the check no longer sees them", found)
 	}
 }

@@ -73,12 +73,7 @@ func probeHelp(path string, timeout time.Duration) []byte {
 	cmd := exec.Command(path, "--help")
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = trackStart(func() (int, error) {
-		if err := cmd.Start(); err != nil {
-			return 0, err
-		}
-		return cmd.Process.Pid, nil
-	})
+	err = startOwn(cmd)
 	w.Close()
 	if err != nil {
 		return nil
@@ -91,8 +86,7 @@ func probeHelp(path string, timeout time.Duration) []byte {
 	}()
 	exited := make(chan struct{})
 	go func() {
-		cmd.Wait()
-		forgetChild(pgid)
+		waitOwn(cmd)
 		close(exited)
 	}()
 	select {
