@@ -57,10 +57,8 @@ var errNotRegular = errors.New("not a regular file")
 // openRegular opens path for reading without blocking, and makes sure it is
 // a regular file.
 func openRegular(path string) (*os.File, fs.FileInfo, error) {
-	if fi, err := os.Stat(path); err != nil {
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)} // as os.Open says it
-	} else if !fi.Mode().IsRegular() {
-		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
+	if err := statRegular(path); err != nil {
+		return nil, nil, err
 	}
 	// O_NONBLOCK: a FIFO put in place since the Stat must not block the
 	// open; it is refused below.
@@ -111,21 +109,12 @@ func fileKind(fi fs.FileInfo) string {
 // poller's registration (refused for regular files), a finalizer and a
 // growing read buffer to each.
 func readRegularFile(path string, max int64) ([]byte, error) {
-	if fi, err := os.Stat(path); err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)} // as os.Open says it
-	} else if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
+	if err := statRegular(path); err != nil {
+		return nil, err
 	}
-	var fd int
-	var err error
-	for { // O_NONBLOCK: see openRegular
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	fd, err := openNonblock(path) // see openRegular
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
@@ -142,25 +131,63 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 	if st.Size > max {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
 	}
-	data := make([]byte, 0, st.Size+1) // +1: the read that finds the end
-	for int64(len(data)) <= max {
-		if len(data) == cap(data) {
-			data = slices.Grow(data, int(min(max+1, 2*int64(cap(data))))-len(data))
-		}
-		n, err := syscall.Read(fd, data[len(data):min(int64(cap(data)), max+1)])
+	// +1: the read that finds the end, or that finds it grew since.
+	data, err := readFD(fd, path, make([]byte, 0, st.Size+1), max+1)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
+	}
+	return data, nil
+}
+
+// statRegular refuses path, before any open, unless it is a regular file:
+// a device is never opened, nor a FIFO waited on.
+func statRegular(path string) error {
+	if fi, err := os.Stat(path); err != nil {
+		return &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)} // as os.Open says it
+	} else if !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
+	}
+	return nil
+}
+
+// openNonblock opens path for reading, without blocking, as a plain
+// descriptor.
+func openNonblock(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// readFD appends to buf what fd holds, until its end or until buf holds
+// limit bytes; on an error it returns what it read with the error.
+func readFD(fd int, path string, buf []byte, limit int64) ([]byte, error) {
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(limit, 2*int64(cap(buf))))-len(buf))
+		}
+		n, err := syscall.Read(fd, buf[len(buf):min(int64(cap(buf)), limit)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
-			return data, nil
+			break
 		}
-		data = data[:len(data)+n]
+		buf = buf[:len(buf)+n]
 	}
-	// It grew since the Stat.
-	return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
+	return buf, nil
 }
 
 // tooLargeError says a file is over max bytes.
@@ -212,36 +239,12 @@ func openDir(path string) (*os.File, error) {
 // for every agent it starts, and an *os.File would add the poller's
 // registration (refused for these files) and a finalizer to each read.
 func readKernelFile(path string, max int64) ([]byte, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	fd, err := openNonblock(path)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer syscall.Close(fd)
-	buf := make([]byte, 0, min(max, 1024))
-	for int64(len(buf)) < max {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, int(min(max, 2*int64(cap(buf))))-len(buf))
-		}
-		n, err := syscall.Read(fd, buf[len(buf):min(int64(cap(buf)), max)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return buf, &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n == 0 {
-			break
-		}
-		buf = buf[:len(buf)+n]
-	}
-	return buf, nil
+	return readFD(fd, path, make([]byte, 0, min(max, 1024)), max)
 }
 
 // openTerminal opens the terminal at path (/dev/tty) for reading and
