@@ -94,6 +94,9 @@ type ending struct {
 	hint   string
 	// signal is the signal that ended the run, if one did.
 	signal os.Signal
+	// gone is set when the workspace was deleted during the run
+	// (workspaceGone): the ending says so, and no save warns of it again.
+	gone bool
 }
 
 // elapsed is the run's time so far, time suspended excluded.
@@ -273,7 +276,9 @@ func (r *runner) flushMetadata() {
 		return
 	}
 	r.metaDirty, r.metaSaved = false, time.Now()
-	if err := r.ws.saveSync(false); err != nil {
+	// A workspace deleted under the run ends it at the next iteration's
+	// start (workspaceGone), which says so; or finish warns, at the last.
+	if err := r.ws.saveSync(false); err != nil && !isGone(err) {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
 }
@@ -526,7 +531,7 @@ func (r *runner) finish(end ending) error {
 	m.Status, m.LastStopReason, m.PID = end.status, end.reason, 0
 	code := end.code
 	m.LastExitCode = &code
-	if err := r.ws.save(); err != nil {
+	if err := r.ws.save(); err != nil && !(end.gone && isGone(err)) {
 		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
 	}
 	elapsed := r.elapsed()

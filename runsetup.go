@@ -160,7 +160,9 @@ func (r *runner) setup(pos []string) error {
 	now := time.Now().UTC().Truncate(time.Second)
 	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
 	ws.meta.Conditions = r.stops.initialReports()
-	return ws.save()
+	err = ws.save()
+	ws.held = err == nil
+	return err
 }
 
 // buildStops builds the run's stop conditions: --conditions FILE or the

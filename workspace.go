@@ -69,6 +69,10 @@ type workspace struct {
 	Dir, StateDir string
 	Ralph         bool
 	meta          *metadata
+	// held is set once a run has made its state directory: a save never
+	// makes it again (ensureStateDir), and the run ends if it is gone
+	// (workspaceGone).
+	held bool
 }
 
 func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, metadataFile) }

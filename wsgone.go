@@ -8,6 +8,7 @@ package main
 // tool's state files.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -16,27 +17,47 @@ import (
 // nil while it is there.
 func workspaceGone(w *workspace) *ending {
 	if err := workspacePresent(w); err != nil {
-		return &ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed,
+		return &ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed, gone: true,
 			hint: "the agent (or something else) removed it during the run; nothing was re-created"}
 	}
 	return nil
 }
 
-// workspacePresent returns an error naming w if its directory, or its state
-// directory, is gone.
+// workspacePresent returns an error naming w (a *goneError) if its
+// directory, or its state directory, is gone.
 func workspacePresent(w *workspace) error {
-	for _, dir := range []string{w.Dir, w.StateDir} {
+	for i, dir := range []string{w.Dir, w.StateDir} {
+		if i > 0 && dir == w.Dir {
+			break // one directory (a workspace made by init)
+		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("workspace %s was deleted during the run (%s is gone)", w.Name, dir)
+			return &goneError{name: w.Name, dir: dir}
 		}
 	}
 	return nil
 }
 
+// goneError says a run's workspace was deleted under it.
+type goneError struct{ name, dir string }
+
+func (e *goneError) Error() string {
+	return fmt.Sprintf("workspace %s was deleted during the run (%s is gone)", e.name, e.dir)
+}
+
+// isGone reports whether err is a save that failed because the workspace
+// was deleted during the run.
+func isGone(err error) bool {
+	var g *goneError
+	return errors.As(err, &g)
+}
+
 // ensureStateDir makes w's state directory before a save, unless the
-// workspace itself is gone: then the save fails instead of leaving a
-// half-workspace.
+// workspace itself is gone, or a run holds it (w.held) and it is gone:
+// then the save fails instead of leaving a half-workspace.
 func ensureStateDir(w *workspace) error {
+	if w.held {
+		return workspacePresent(w)
+	}
 	if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("workspace %s is gone (%s)", w.Name, w.Dir)
 	}
