@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -147,6 +148,35 @@ func TestReadKernelFile(t *testing.T) {
 		got, err := readKernelFile("/proc/self/stat", kernelFileCap)
 		if err != nil || !bytes.HasPrefix(got, []byte(strconv.Itoa(os.Getpid())+" (")) {
 			t.Fatalf("/proc/self/stat: %q, %v", got, err)
+		}
+	}
+}
+
+// TestReadFDStopsAtTheSize: a read that comes short with the size fstat
+// gave is the end, and no read is made to find it; a short read below the
+// size, or past it (the file grew), reads on. A non-blocking pipe stands in
+// for the file: a read made past what it holds fails with EAGAIN.
+func TestReadFDStopsAtTheSize(t *testing.T) {
+	read := func(content string, size int64) (string, error) {
+		var p [2]int
+		if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Close(p[0])
+		defer syscall.Close(p[1])
+		syscall.Write(p[1], []byte(content))
+		got, err := readFD(p[0], "f", make([]byte, 0, max(size, 0)+1), 100, size)
+		return string(got), err
+	}
+	if got, err := read("hello", 5); err != nil || got != "hello" {
+		t.Errorf("short read at the size: %q, %v; want hello and no further read", got, err)
+	}
+	for _, c := range []struct {
+		content string
+		size    int64
+	}{{"hello", -1}, {"hello", 6}, {"hello world", 5}} {
+		if got, err := read(c.content, c.size); !errors.Is(err, syscall.EAGAIN) || got != c.content {
+			t.Errorf("%q, size %d: %q, %v; want it read on (EAGAIN) after the whole", c.content, c.size, got, err)
 		}
 	}
 }

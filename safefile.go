@@ -131,8 +131,8 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 	if st.Size > max {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
 	}
-	// +1: the read that finds the end, or that finds it grew since.
-	data, err := readFD(fd, path, make([]byte, 0, st.Size+1), max+1)
+	// +1: the read that finds it grew since.
+	data, err := readFD(fd, path, make([]byte, 0, st.Size+1), max+1, st.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -169,13 +169,17 @@ func openNonblock(path string) (int, error) {
 }
 
 // readFD appends to buf what fd holds, until its end or until buf holds
-// limit bytes; on an error it returns what it read with the error.
-func readFD(fd int, path string, buf []byte, limit int64) ([]byte, error) {
+// limit bytes; on an error it returns what it read with the error. size is
+// the file's size as fstat gave it (-1: unknown, as for /proc's files): a
+// read that comes short with exactly size bytes read reached the end, and
+// no read is made to find it.
+func readFD(fd int, path string, buf []byte, limit, size int64) ([]byte, error) {
 	for int64(len(buf)) < limit {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, int(min(limit, 2*int64(cap(buf))))-len(buf))
 		}
-		n, err := syscall.Read(fd, buf[len(buf):min(int64(cap(buf)), limit)])
+		want := min(int64(cap(buf)), limit) - int64(len(buf))
+		n, err := syscall.Read(fd, buf[len(buf):int64(len(buf))+want])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -186,6 +190,9 @@ func readFD(fd int, path string, buf []byte, limit int64) ([]byte, error) {
 			break
 		}
 		buf = buf[:len(buf)+n]
+		if int64(n) < want && int64(len(buf)) == size {
+			break
+		}
 	}
 	return buf, nil
 }
@@ -244,7 +251,7 @@ func readKernelFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer syscall.Close(fd)
-	return readFD(fd, path, make([]byte, 0, min(max, 1024)), max)
+	return readFD(fd, path, make([]byte, 0, min(max, 1024)), max, -1)
 }
 
 // openTerminal opens the terminal at path (/dev/tty) for reading and
