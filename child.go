@@ -32,6 +32,60 @@ type childSpec struct {
 	env   []string // added to the inherited environment
 	// mergeOutput sends stderr to the stdout pipe (test commands, scripts).
 	mergeOutput bool
+	// pipes are its standard streams made in advance (makeChildPipes), off
+	// the path from one agent's exit to the next one's start; nil: made at
+	// the start. startChild takes them over, and closes them if the child
+	// cannot start.
+	pipes *childPipes
+}
+
+// childPipes are a child's standard streams: for each, the tool's end and
+// the child's (childPipe). Closed ends are nil.
+type childPipes struct {
+	stdinW, stdinR, outR, outW, errR, errW *os.File
+	merged                                 bool // stderr is the stdout pipe
+}
+
+// makeChildPipes makes the pipes of a child's standard streams; with
+// merged, its stderr is its stdout pipe.
+func makeChildPipes(merged bool) (*childPipes, error) {
+	p := &childPipes{merged: merged}
+	var err error
+	if p.stdinW, p.stdinR, err = childPipe(false); err != nil {
+		return nil, err
+	}
+	if p.outR, p.outW, err = childPipe(true); err != nil {
+		p.close()
+		return nil, err
+	}
+	p.errR, p.errW = p.outR, p.outW
+	if !merged {
+		if p.errR, p.errW, err = childPipe(true); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// close closes every end p still holds (p may be nil).
+func (p *childPipes) close() {
+	if p == nil {
+		return
+	}
+	for _, f := range []*os.File{p.stdinW, p.stdinR, p.outR, p.outW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if !p.merged {
+		for _, f := range []*os.File{p.errR, p.errW} {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	*p = childPipes{}
 }
 
 // droppedEnv are variables that make a nested claude refuse to start or
@@ -126,29 +180,18 @@ func (c *child) who() string {
 func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*child, error) {
 	cmd := &exec.Cmd{Path: spec.path, Args: append([]string{spec.argv0}, spec.args...), Dir: spec.dir, Env: childEnv(spec.env...)}
 	cmd.SysProcAttr = childSysProcAttr()
-	var opened []*os.File // closed if the child cannot start
+	p := spec.pipes
+	if p == nil || p.outR == nil || p.merged != spec.mergeOutput {
+		p.close()
+		var err error
+		if p, err = makeChildPipes(spec.mergeOutput); err != nil {
+			return nil, err
+		}
+	}
+	stdinW, stdinR, outR, outW, errR, errW := p.stdinW, p.stdinR, p.outR, p.outW, p.errR, p.errW
 	fail := func(err error) (*child, error) {
-		for _, f := range opened {
-			f.Close()
-		}
+		p.close()
 		return nil, err
-	}
-	stdinW, stdinR, err := childPipe(false)
-	if err != nil {
-		return fail(err)
-	}
-	opened = append(opened, stdinW, stdinR)
-	outR, outW, err := childPipe(true)
-	if err != nil {
-		return fail(err)
-	}
-	opened = append(opened, outR, outW)
-	errR, errW := outR, outW
-	if !spec.mergeOutput {
-		if errR, errW, err = childPipe(true); err != nil {
-			return fail(err)
-		}
-		opened = append(opened, errR, errW)
 	}
 	// The input goes into the pipe before the child starts, as much of it
 	// as the pipe holds (64 KiB unless the system is short of pipe memory):
@@ -156,6 +199,7 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	rest := fillPipe(stdinW, spec.input)
 	if len(rest) == 0 {
 		stdinW.Close()
+		p.stdinW = nil
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, outW, errW
 	c := &child{name: "claude", done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR, panicked: make(chan any, 4)}
@@ -179,6 +223,7 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	if !spec.mergeOutput {
 		errW.Close()
 	}
+	*p = childPipes{} // the child's now; the tool's ends close as they finish
 	c.pid = cmd.Process.Pid
 	c.pgid = c.pid
 	c.started = time.Now()

@@ -19,12 +19,21 @@ import (
 // returns what it printed and its exit status.
 func echoChild(t *testing.T, input []byte) ([]byte, error) {
 	t.Helper()
+	out, _, err := catChild(t, childSpec{input: input})
+	return out, err
+}
+
+// catChild starts cat as a supervised child as spec says, and returns what
+// it printed, the child, and its exit status.
+func catChild(t *testing.T, spec childSpec) ([]byte, *child, error) {
+	t.Helper()
 	cat, err := exec.LookPath("cat")
 	if err != nil {
 		t.Skip("no cat")
 	}
+	spec.path, spec.argv0 = cat, "cat"
 	var out bytes.Buffer
-	c, err := startChild(childSpec{path: cat, argv0: "cat", input: input}, func(c *child) {
+	c, err := startChild(spec, func(c *child) {
 		defer close(c.streamDone)
 		defer c.stdoutR.Close()
 		io.Copy(&out, c.stdoutR)
@@ -40,7 +49,53 @@ func echoChild(t *testing.T, input []byte) ([]byte, error) {
 	}
 	<-c.streamDone
 	<-c.stderrDone
-	return out.Bytes(), c.waitErr
+	return out.Bytes(), c, c.waitErr
+}
+
+// TestChildPipesMadeAhead: a child started with pipes made in advance
+// takes them over (the run makes the next agent's while one runs), and
+// they are closed if it cannot start; pipes made for another stream layout
+// are closed and made again.
+func TestChildPipesMadeAhead(t *testing.T) {
+	p, err := makeChildPipes(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR := p.outR
+	out, c, err := catChild(t, childSpec{input: []byte("ahead"), pipes: p})
+	if err != nil || string(out) != "ahead" {
+		t.Fatalf("%q, %v", out, err)
+	}
+	if c.stdoutR != outR {
+		t.Error("the child did not read through the pipes made ahead")
+	}
+	if *p != (childPipes{}) {
+		t.Errorf("the pipes are still held after the start: %+v", *p)
+	}
+	closed := func(f *os.File) bool { return f.Close() != nil }
+
+	p, _ = makeChildPipes(false)
+	ends := []*os.File{p.stdinW, p.stdinR, p.outR, p.outW, p.errR, p.errW}
+	if _, err := startChild(childSpec{path: filepath.Join(t.TempDir(), "missing"), argv0: "missing", pipes: p}, func(c *child) {}, nil); err == nil {
+		t.Fatal("a missing program started")
+	}
+	for i, f := range ends {
+		if !closed(f) {
+			t.Errorf("end %d left open after a failed start", i)
+		}
+	}
+
+	p, _ = makeChildPipes(false)
+	ends = []*os.File{p.stdinW, p.stdinR, p.outR, p.outW, p.errR, p.errW}
+	out, c, err = catChild(t, childSpec{input: []byte("merged"), pipes: p, mergeOutput: true})
+	if err != nil || string(out) != "merged" {
+		t.Fatalf("merged: %q, %v", out, err)
+	}
+	for i, f := range ends {
+		if f == c.stdoutR || !closed(f) {
+			t.Errorf("end %d of pipes made for separate streams not closed", i)
+		}
+	}
 }
 
 // TestChildInput: the child gets its whole input, then end of file,
@@ -159,9 +214,10 @@ func TestReadKernelFile(t *testing.T) {
 func TestReadFDStopsAtTheSize(t *testing.T) {
 	read := func(content string, size int64) (string, error) {
 		var p [2]int
-		if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+		if err := syscall.Pipe(p[:]); err != nil {
 			t.Fatal(err)
 		}
+		syscall.SetNonblock(p[0], true)
 		defer syscall.Close(p[0])
 		defer syscall.Close(p[1])
 		syscall.Write(p[1], []byte(content))

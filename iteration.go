@@ -35,6 +35,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	r.log.section(fmt.Sprintf("ITERATION %d", it.n), "Started: "+logTime(it.started))
 	r.log.printf("CLAUDE OUTPUT:")
 	spec := r.spec
+	spec.pipes, r.nextPipes = r.nextPipes, nil
 	spec.input = []byte(prompt)
 	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+r.lock.record.RunID)
 	transcript := r.con.transcript(r.log)
@@ -45,6 +46,10 @@ func (r *runner) iterate() (*iterationRun, error) {
 		return it, nil
 	}
 	r.lock.addChild(c)
+	// The next agent's pipes, made while this one runs: off the path from
+	// its exit to the next start. On an error, the next start makes them
+	// and reports it.
+	r.nextPipes, _ = makeChildPipes(false)
 	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
 	end := r.sup.watch(c)
 	r.lock.dropChild(c.pid)

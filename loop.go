@@ -69,6 +69,7 @@ type runner struct {
 	// promptCache holds the task (or ralph-mode prompt) file between
 	// iterations, re-read when it changes.
 	promptCache   fileCache
+	nextPipes     *childPipes // the next agent's standard streams, made in advance
 	start         time.Time
 	metaSaved     time.Time // the last write of the metadata during the run
 	metaDirty     bool      // the metadata has changed since
@@ -140,6 +141,7 @@ func runRun(env *cliEnv, args []string) error {
 	defer r.sup.kb.close()
 	r.startLive()
 	end := r.protectedLoop()
+	r.nextPipes.close()
 	if end.signal == nil && r.sup.startBlocked() && r.sup.interrupt != nil {
 		// A signal came as the run was ending on its own: it still ends the
 		// run as a signal does, so that a calling shell loop stops too.
