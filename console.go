@@ -76,8 +76,15 @@ func newConsole(out, errw io.Writer, level string) *console {
 
 // releaseHeld writes what was held while the tool was in the background of
 // a tostop terminal (ttyhold.go), once it is in the foreground again; with
-// all set (at exit), whatever the foreground.
+// all set (at exit), whatever the foreground. Without all (the
+// supervisor's look-around), it waits on nothing when nothing is held, so
+// that a terminal that does not drain never stops the supervisor.
 func (c *console) releaseHeld(all bool) {
+	if !all {
+		if held, _ := c.holding(); !held {
+			return
+		}
+	}
 	c.mu.Lock()
 	c.out.Flush()
 	c.mu.Unlock()
@@ -92,14 +99,17 @@ func (c *console) releaseHeld(all bool) {
 	}
 }
 
-// holding reports whether output is being held in the background.
-func (c *console) holding() bool {
+// holding reports whether output is being held in the background, without
+// waiting; known is false while a write to the terminal is under way.
+func (c *console) holding() (held, known bool) {
+	known = true
 	for _, w := range []io.Writer{c.dest, c.err} {
-		if h, ok := w.(*ttyHold); ok && h.holding() {
-			return true
+		if h, ok := w.(*ttyHold); ok {
+			hw, k := h.holdingNow()
+			held, known = held || hw, known && k
 		}
 	}
-	return false
+	return held, known
 }
 
 // colorTermRE matches the terminal types that have colours.
@@ -167,17 +177,46 @@ func (c *console) refreshForeground() {
 	if c.tty == nil {
 		return
 	}
-	pg, err := foregroundGroup(c.tty)
-	fg := err == nil && pg == syscall.Getpgrp()
+	fg := c.foregroundNow()
 	c.mu.Lock()
 	c.foreground = fg
 	c.mu.Unlock()
+}
+
+// foregroundNow reports whether the tool's group owns the terminal (c.tty
+// set).
+func (c *console) foregroundNow() bool {
+	pg, err := foregroundGroup(c.tty)
+	return err == nil && pg == syscall.Getpgrp()
 }
 
 // setPanel shows lines as the panel, in place of the previous ones.
 func (c *console) setPanel(lines []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.showPanel(lines)
+}
+
+// trySetPanel is setPanel unless the console is busy, and reports whether
+// it drew: a run's refresh never waits behind a write to a terminal that
+// does not drain (scrolled back, Ctrl+S, a slow link under an agent's
+// flood), so that its supervisor goes on answering signals and keys. It
+// notes the foreground first (refreshForeground), under the same rule.
+func (c *console) trySetPanel(lines []string) bool {
+	fg := c.tty != nil && c.foregroundNow()
+	if !c.mu.TryLock() {
+		return false
+	}
+	defer c.mu.Unlock()
+	if c.tty != nil {
+		c.foreground = fg
+	}
+	c.showPanel(lines)
+	return true
+}
+
+// showPanel is setPanel with c.mu held.
+func (c *console) showPanel(lines []string) {
 	c.watchResize()
 	c.erasePanel()
 	c.panel, c.held = lines, false

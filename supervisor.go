@@ -178,7 +178,7 @@ func (s *supervisor) poll() {
 		s.hooks.poll()
 	}
 	s.con.releaseHeld(false)
-	if h := s.con.holding(); h != s.holding {
+	if h, known := s.con.holding(); known && h != s.holding {
 		s.holding = h
 		if h {
 			s.log.printf("[output held: the tool is in the background of a tostop terminal]")

@@ -93,11 +93,15 @@ func (t *ttyHold) release() {
 	}
 }
 
-// holding reports whether output is being held.
-func (t *ttyHold) holding() bool {
-	t.mu.Lock()
+// holdingNow reports whether output is being held, without waiting: known
+// is false while a write holds the writer (a terminal that does not
+// drain: Ctrl+S, a flood).
+func (t *ttyHold) holdingNow() (holding, known bool) {
+	if !t.mu.TryLock() {
+		return false, false
+	}
 	defer t.mu.Unlock()
-	return len(t.held) > 0
+	return len(t.held) > 0, true
 }
 
 // releaseAll writes what is held whatever the foreground (at exit).
