@@ -102,3 +102,10 @@ func bootTick() uint64 { return 0 }
 
 // startTicksTrusted is false: there is no tick to trust (bootTick).
 func startTicksTrusted(pid int, tick uint64) bool { return false }
+
+// threadID is 0: writes are not woken (writeKicker), as the lost wake-up
+// they work around is Linux's.
+func threadID() int { return 0 }
+
+// interruptThread does nothing (see threadID).
+func interruptThread(tid int) {}

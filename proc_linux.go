@@ -314,3 +314,10 @@ func procStat(pid int) (procInfo, bool) {
 	start, _ := strconv.ParseUint(string(f[19]), 10, 64)
 	return procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0], start: start}, true
 }
+
+// threadID is the calling thread's id (gettid).
+func threadID() int { return syscall.Gettid() }
+
+// interruptThread sends SIGURG to the tool's thread tid: a system call it
+// sleeps in is interrupted, and restarted (writeKicker).
+func interruptThread(tid int) { syscall.Tgkill(os.Getpid(), tid, syscall.SIGURG) }

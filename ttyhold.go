@@ -14,8 +14,10 @@ package main
 import (
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // heldMax bounds what is held while in the background.
@@ -29,6 +31,7 @@ type ttyHold struct {
 	held  []byte
 	lost  bool
 	force bool // at exit: write whatever happens
+	kick  writeKicker
 }
 
 // holdInBackground wraps w when it is a terminal; other writers are
@@ -68,6 +71,22 @@ func (t *ttyHold) Write(p []byte) (int, error) {
 	if err := t.flushLocked(); err != nil {
 		return 0, err
 	}
+	return t.write(p)
+}
+
+// write writes p to the terminal; t.mu is held. A write that sleeps
+// waiting for room longer than kickAfter is woken to look again
+// (writeKicker): on Linux, a Ctrl+C flushes the terminal's output without
+// waking a writer that waits for room (a pty's line discipline, with echo
+// off as the keyboard sets it), and the write slept for good, the console
+// and the supervisor behind it, so that the run never ended. (A terminal
+// opened non-blocking waits in the runtime's poller instead, where the
+// kick does nothing; no lost wake-up was seen there.)
+func (t *ttyHold) write(p []byte) (int, error) {
+	runtime.LockOSThread() // the thread the kick interrupts
+	defer runtime.UnlockOSThread()
+	t.kick.start()
+	defer t.kick.stop()
 	return t.f.Write(p)
 }
 
@@ -77,9 +96,9 @@ func (t *ttyHold) flushLocked() error {
 	}
 	if t.lost {
 		t.lost = false
-		io.WriteString(t.f, "[output held while in the background was cut to its last 256 KiB]\n")
+		t.write([]byte("[output held while in the background was cut to its last 256 KiB]\n"))
 	}
-	_, err := t.f.Write(t.held)
+	_, err := t.write(t.held)
 	t.held = t.held[:0]
 	return err
 }
@@ -110,4 +129,53 @@ func (t *ttyHold) releaseAll() {
 	defer t.mu.Unlock()
 	t.force = true
 	t.flushLocked()
+}
+
+// kickAfter is how long a write to the terminal may wait for room before
+// it is woken to look again; a terminal that is really stopped (Ctrl+S)
+// only sees the write look again every kickAfter.
+const kickAfter = 200 * time.Millisecond
+
+// writeKicker wakes a write that sleeps too long: once it has waited
+// kickAfter, and again every kickAfter, its thread gets SIGURG, the
+// runtime's own preemption signal (which the runtime takes in its stride
+// at any time). The system call is interrupted, restarted (SA_RESTART),
+// and finds the room a lost wake-up did not announce.
+type writeKicker struct {
+	mu    sync.Mutex
+	tid   int // the writing thread; 0: no write under way
+	timer *time.Timer
+	kicks int // how many times a write was woken (tests)
+}
+
+// start notes that the calling thread (locked to its goroutine) writes.
+func (k *writeKicker) start() {
+	tid := threadID()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.tid = tid
+	if k.timer == nil {
+		k.timer = time.AfterFunc(kickAfter, k.fire)
+	} else {
+		k.timer.Reset(kickAfter)
+	}
+}
+
+// stop notes that the write is over.
+func (k *writeKicker) stop() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.tid = 0
+	k.timer.Stop()
+}
+
+func (k *writeKicker) fire() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.tid == 0 {
+		return
+	}
+	k.kicks++
+	interruptThread(k.tid)
+	k.timer.Reset(kickAfter)
 }

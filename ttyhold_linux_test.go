@@ -1,0 +1,102 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// TestTerminalWriteWokenAfterFlush: a Ctrl+C typed while a write to the
+// terminal waits for room flushes the terminal's output, and Linux wakes
+// no writer then (echo off, as the keyboard sets the terminal): the write
+// must not sleep for good (stress seed 83 hung so, the console and the
+// supervisor behind it). Rounds until a write was woken; a kernel that
+// loses no wake-up skips the test.
+func TestTerminalWriteWokenAfterFlush(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		if kicks := flushDuringWrite(t); kicks > 0 {
+			t.Logf("round %d: the write was woken %d times", round, kicks)
+			return
+		}
+	}
+	t.Skip("no write lost its wake-up in 20 rounds: the kernel does not lose it")
+}
+
+// flushDuringWrite writes a flood to a pty through ttyHold, on a blocking
+// descriptor as a terminal usually is, while its reader reads slowly and
+// Ctrl+C is typed; it returns how many times the write was woken, and
+// fails the test if the write does not end.
+func flushDuringWrite(t *testing.T) int {
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	fd, err := syscall.Open(slave.Name(), syscall.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := os.NewFile(uintptr(fd), slave.Name()) // blocking: not in the poller
+	defer out.Close()
+	tio, err := getTermios(slave)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tio.Lflag &^= syscall.ICANON | syscall.ECHO // as the keyboard sets it
+	if err := setTermios(slave, tio); err != nil {
+		t.Fatal(err)
+	}
+	h := &ttyHold{f: out}
+	done := make(chan error, 1)
+	go func() {
+		line := bytes.Repeat([]byte("x"), 100000)
+		for range 8 {
+			if _, err := h.Write(line); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			if _, err := master.Read(b); err != nil {
+				return
+			}
+			time.Sleep(time.Millisecond) // slower than the writer
+		}
+	}()
+	kicks := func() int {
+		h.kick.mu.Lock()
+		defer h.kick.mu.Unlock()
+		return h.kick.kicks
+	}
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(3 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kicks()
+		case <-tick.C:
+			// Ctrl+C, which flushes the output, until a write was woken;
+			// then the write goes on to its end.
+			if kicks() == 0 {
+				master.Write([]byte{3})
+			}
+		case <-deadline:
+			t.Fatal("a write to the terminal slept for good after Ctrl+C flushed the output")
+		}
+	}
+}
