@@ -49,7 +49,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	// The next agent's pipes, made while this one runs: off the path from
 	// its exit to the next start. On an error, the next start makes them
 	// and reports it.
-	r.nextPipes, _ = makeChildPipes(false)
+	r.nextPipes, _ = makeChildPipes(r.spec.mergeOutput)
 	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
 	end := r.sup.watch(c)
 	r.lock.dropChild(c.pid)

@@ -65,9 +65,6 @@ type termSession struct {
 	resizes []vtResize   // the width changes, for term screen
 	update  chan struct{}
 	closed  bool
-	// paused, while set, keeps the reader from reading the terminal (term
-	// pause): its output backs up and the tool's writes block.
-	paused chan struct{}
 }
 
 var sessions sync.Map // *testscript.TestScript → *termSession
@@ -81,7 +78,7 @@ var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONF
 
 func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: term start|type|key|wait|status|dump|resize|screen|pause|resume ...")
+		ts.Fatalf("usage: term start|type|key|wait|status|dump|resize|screen ...")
 	}
 	if args[0] == "start" {
 		termStart(ts)
@@ -139,22 +136,6 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 		// After fg, bash echoes the job's command line before it gives
 		// the job the terminal: a key typed in between goes to bash.
 		s.waitForeground(ts, readPID(ts, args[1]))
-	case "pause":
-		// The reader stops reading: the terminal no longer drains, as a
-		// terminal that fell behind a flood (one more read may be under
-		// way).
-		s.mu.Lock()
-		if s.paused == nil {
-			s.paused = make(chan struct{})
-		}
-		s.mu.Unlock()
-	case "resume":
-		s.mu.Lock()
-		if s.paused != nil {
-			close(s.paused)
-			s.paused = nil
-		}
-		s.mu.Unlock()
 	case "resize":
 		termResize(ts, s, args[1:])
 	case "screen":
@@ -199,12 +180,6 @@ func termStart(ts *testscript.TestScript) {
 func (s *termSession) read() {
 	buf := make([]byte, 4096)
 	for {
-		s.mu.Lock()
-		paused := s.paused
-		s.mu.Unlock()
-		if paused != nil {
-			<-paused
-		}
 		n, err := s.master.Read(buf)
 		s.mu.Lock()
 		s.screen.Write(buf[:n])
@@ -310,12 +285,6 @@ func (s *termSession) screenText() string {
 
 // close ends the shell and everything in its session.
 func (s *termSession) close() {
-	s.mu.Lock()
-	if s.paused != nil {
-		close(s.paused)
-		s.paused = nil
-	}
-	s.mu.Unlock()
 	if s.cmd.Process != nil {
 		for _, p := range descendants(s.cmd.Process.Pid, listProcs()) {
 			syscall.Kill(p.pid, syscall.SIGKILL)

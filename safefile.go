@@ -171,9 +171,10 @@ func openNonblock(path string) (int, error) {
 // readFD appends to buf what fd holds, until its end or until buf holds
 // limit bytes; on an error it returns what it read with the error. size is
 // the file's size as fstat gave it (-1: unknown, as for /proc's files): a
-// read that comes short with exactly size bytes read reached the end, and
-// no read is made to find it.
+// read that comes short with exactly size bytes read (after what buf held)
+// reached the end, and no read is made to find it.
 func readFD(fd int, path string, buf []byte, limit, size int64) ([]byte, error) {
+	start := int64(len(buf))
 	for int64(len(buf)) < limit {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, int(min(limit, 2*int64(cap(buf))))-len(buf))
@@ -190,7 +191,7 @@ func readFD(fd int, path string, buf []byte, limit, size int64) ([]byte, error) 
 			break
 		}
 		buf = buf[:len(buf)+n]
-		if int64(n) < want && int64(len(buf)) == size {
+		if int64(n) < want && int64(len(buf))-start == size {
 			break
 		}
 	}

@@ -261,7 +261,7 @@ func (s *supervisor) waitLoop(w *waiting) (interrupted bool) {
 			if w.c == nil {
 				return true
 			}
-			s.forceKill(w.c, &w.end)
+			s.forceKill(w.c, &w.end, "")
 		case k := <-s.keys():
 			if s.hooks.key != nil {
 				s.hooks.key(k)
@@ -307,7 +307,7 @@ func (s *supervisor) childPanic(w *waiting, p any) {
 	}
 	s.con.errorf("%s: ending %s", w.end.fault, w.c.who())
 	s.log.printf("INTERNAL ERROR: %v", p)
-	s.forceKill(w.c, &w.end)
+	s.forceKill(w.c, &w.end, "")
 }
 
 // suspendWaiting suspends the run (Ctrl+Z); the timers of the wait resume
@@ -333,7 +333,7 @@ func (s *supervisor) signalChild(w *waiting, sig os.Signal) {
 	c := w.c
 	switch {
 	case s.interrupt != nil && escalates(sig):
-		s.forceKill(c, &w.end)
+		s.forceKill(c, &w.end, "")
 	case s.interrupt != nil:
 		// A repeat of SIGTERM or SIGHUP: no escalation, but a graceful
 		// Ctrl+C wait becomes a terminate wait.
@@ -347,7 +347,7 @@ func (s *supervisor) signalChild(w *waiting, sig os.Signal) {
 	case sig == syscall.SIGQUIT:
 		s.interrupt = sig
 		s.log.printf("[SIGQUIT: forced stop]")
-		s.forceKill(c, &w.end)
+		s.forceKill(c, &w.end, "")
 	// In each case the child is signalled before anything is written: a
 	// terminal that does not drain (an agent flooding it, a slow link)
 	// blocks the write, and the stop must not wait for it.
@@ -371,21 +371,24 @@ func (s *supervisor) signalChild(w *waiting, sig os.Signal) {
 // its graceful end, and the hang protections.
 func (s *supervisor) childDue(w *waiting, now time.Time) {
 	c := w.c
+	// The child is signalled before anything is written: a terminal that
+	// does not drain may hold a message up (see signalChild).
 	if !w.escalateAt.IsZero() && !now.Before(w.escalateAt) {
 		w.escalateAt = time.Time{}
+		note := ""
 		if s.interrupt == syscall.SIGINT {
-			s.con.rawf("%s did not exit within %s.", c.name, s.interruptGrace)
+			note = fmt.Sprintf("%s did not exit within %s.", c.name, s.interruptGrace)
 		}
-		s.forceKill(c, &w.end)
+		s.forceKill(c, &w.end, note)
 		return
 	}
 	if w.end.hang == "" && s.interrupt == nil {
 		if hang := s.hangCheck(c, now, w.end.suspended); hang != "" {
 			w.end.hang = hang
-			s.con.noticef("%s: ending %s", hang, c.who())
-			s.log.printf("[%s: terminating %s]", hang, c.who())
 			terminate(c)
 			w.escalateAt = now.Add(terminateTimeout)
+			s.log.printf("[%s: terminating %s]", hang, c.who())
+			s.con.noticef("%s: ending %s", hang, c.who())
 		}
 	}
 }
@@ -423,12 +426,17 @@ func terminate(c *child) {
 
 // forceKill kills c's group and every descendant, recording the
 // descendants for the sweep.
-func (s *supervisor) forceKill(c *child, end *childEnd) {
+// note, if set, is written before the kill's own message, once the kill
+// is done.
+func (s *supervisor) forceKill(c *child, end *childEnd, note string) {
 	if end.forced {
 		return
 	}
 	end.forced = true
 	end.recorded = append(end.recorded, killTree(c.pid, c.pgid)...)
+	if note != "" {
+		s.con.rawf("%s", note)
+	}
 	s.log.printf("[force-killing %s]", c.who()) // after the kill: see signalChild
 	s.con.rawf("Force-killing %s...", c.name)
 }

@@ -12,6 +12,7 @@ package main
 // anyway: nothing runs on any more, and the user asked for tostop.
 
 import (
+	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -74,15 +75,32 @@ func (t *ttyHold) Write(p []byte) (int, error) {
 	return t.write(p)
 }
 
-// write writes p to the terminal; t.mu is held. A write that sleeps
-// waiting for room longer than kickAfter is woken to look again
-// (writeKicker): on Linux, a Ctrl+C flushes the terminal's output without
-// waking a writer that waits for room (a pty's line discipline, with echo
-// off as the keyboard sets it), and the write slept for good, the console
-// and the supervisor behind it, so that the run never ended. (A terminal
-// opened non-blocking waits in the runtime's poller instead, where the
-// kick does nothing; no lost wake-up was seen there.)
+// write writes p to the terminal; t.mu is held. A write still waiting for
+// room after kickAfter looks again, and again every kickAfter: on Linux, a
+// Ctrl+C flushes the terminal's output without waking a writer that waits
+// for room (a pty's line discipline, with echo off as the keyboard sets
+// it), and the write slept for good, the console and the supervisor behind
+// it, so that the run never ended. A blocking terminal, as one usually is,
+// has its sleeping write interrupted (writeKicker); one opened non-blocking
+// (in the runtime's poller) gets a deadline, and what is left is written
+// again.
 func (t *ttyHold) write(p []byte) (int, error) {
+	if t.f.SetWriteDeadline(time.Now().Add(kickAfter)) == nil {
+		defer t.f.SetWriteDeadline(time.Time{})
+		written := 0
+		for {
+			n, err := t.f.Write(p[written:])
+			written += n
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				return written, err
+			}
+			t.kick.count()
+			t.f.SetWriteDeadline(time.Now().Add(kickAfter))
+		}
+	}
+	if threadID() == 0 { // no thread to interrupt (macOS)
+		return t.f.Write(p)
+	}
 	runtime.LockOSThread() // the thread the kick interrupts
 	defer runtime.UnlockOSThread()
 	t.kick.start()
@@ -136,7 +154,7 @@ func (t *ttyHold) releaseAll() {
 // only sees the write look again every kickAfter.
 const kickAfter = 200 * time.Millisecond
 
-// writeKicker wakes a write that sleeps too long: once it has waited
+// writeKicker wakes a write that sleeps too long: once it has run
 // kickAfter, and again every kickAfter, its thread gets SIGURG, the
 // runtime's own preemption signal (which the runtime takes in its stride
 // at any time). The system call is interrupted, restarted (SA_RESTART),
@@ -144,6 +162,7 @@ const kickAfter = 200 * time.Millisecond
 type writeKicker struct {
 	mu    sync.Mutex
 	tid   int // the writing thread; 0: no write under way
+	write int // which write: a timer that fired for an earlier one is stale
 	timer *time.Timer
 	kicks int // how many times a write was woken (tests)
 }
@@ -154,11 +173,13 @@ func (k *writeKicker) start() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.tid = tid
-	if k.timer == nil {
-		k.timer = time.AfterFunc(kickAfter, k.fire)
-	} else {
-		k.timer.Reset(kickAfter)
+	k.write++
+	w := k.write
+	fire := func() { k.fire(w) }
+	if k.timer != nil {
+		k.timer.Stop()
 	}
+	k.timer = time.AfterFunc(kickAfter, fire)
 }
 
 // stop notes that the write is over.
@@ -169,10 +190,18 @@ func (k *writeKicker) stop() {
 	k.timer.Stop()
 }
 
-func (k *writeKicker) fire() {
+// count counts a write woken by its deadline (one in the poller).
+func (k *writeKicker) count() {
+	k.mu.Lock()
+	k.kicks++
+	k.mu.Unlock()
+}
+
+// fire kicks write number w if it is still under way.
+func (k *writeKicker) fire(w int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.tid == 0 {
+	if k.tid == 0 || k.write != w {
 		return
 	}
 	k.kicks++
