@@ -30,11 +30,15 @@ import (
 // system call per line; the transcript is flushed whenever the agent's
 // output pauses (see readStream), every other message at once.
 type console struct {
-	mu    sync.Mutex
-	out   *bufio.Writer
-	dest  io.Writer // what out writes to
-	err   io.Writer
-	level string
+	mu sync.Mutex
+	// queued are the lines said while the console was busy (say), under
+	// qmu; written by whoever lets go of mu next.
+	qmu    sync.Mutex
+	queued []queuedLine
+	out    *bufio.Writer
+	dest   io.Writer // what out writes to
+	err    io.Writer
+	level  string
 	// tty is stdout when it is a terminal.
 	tty *os.File
 	// fancy allows in-place updates (a terminal that is not dumb); color,
@@ -87,7 +91,7 @@ func (c *console) releaseHeld(all bool) {
 	}
 	c.mu.Lock()
 	c.out.Flush()
-	c.mu.Unlock()
+	c.unlock()
 	for _, w := range []io.Writer{c.dest, c.err} {
 		if h, ok := w.(*ttyHold); ok {
 			if all {
@@ -180,7 +184,7 @@ func (c *console) refreshForeground() {
 	fg := c.foregroundNow()
 	c.mu.Lock()
 	c.foreground = fg
-	c.mu.Unlock()
+	c.unlock()
 }
 
 // foregroundNow reports whether the tool's group owns the terminal (c.tty
@@ -193,7 +197,7 @@ func (c *console) foregroundNow() bool {
 // setPanel shows lines as the panel, in place of the previous ones.
 func (c *console) setPanel(lines []string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	c.showPanel(lines)
 }
 
@@ -207,7 +211,7 @@ func (c *console) trySetPanel(lines []string) bool {
 	if !c.mu.TryLock() {
 		return false
 	}
-	defer c.mu.Unlock()
+	defer c.unlock()
 	if c.tty != nil {
 		c.foreground = fg
 	}
@@ -229,13 +233,13 @@ func (c *console) showPanel(lines []string) {
 func (c *console) drawAtOnce() {
 	c.mu.Lock()
 	c.waitLine = false
-	c.mu.Unlock()
+	c.unlock()
 }
 
 // dropPanel erases the panel for good (before the run's last line).
 func (c *console) dropPanel() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	c.erasePanel()
 	c.panel = nil
 	c.out.Flush()
@@ -319,9 +323,7 @@ func (c *console) progressf(format string, args ...any) {
 	if c.level == outputQuiet {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.scroll(c.out, fmt.Sprintf(format, args...))
+	c.say(false, fmt.Sprintf(format, args...))
 }
 
 // noticef prints a diagnostic at every level but quiet.
@@ -334,18 +336,69 @@ func (c *console) noticef(format string, args ...any) {
 
 // errorf prints a diagnostic at every level.
 func (c *console) errorf(format string, args ...any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.scroll(c.err, progName+": "+fmt.Sprintf(format, args...))
+	c.say(true, progName+": "+fmt.Sprintf(format, args...))
 }
 
 // rawf prints to stderr without the program name: the interrupt messages
 // ("Interrupted: waiting for claude …"), which read as the tool speaking to
 // the user at the terminal rather than as diagnostics.
 func (c *console) rawf(format string, args ...any) {
+	c.say(true, fmt.Sprintf(format, args...))
+}
+
+// say writes a line that scrolls, to stderr with toErr, or stdout. It
+// never waits for the console: a write to a terminal that does not drain
+// (Ctrl+S, a slow link under an agent's flood) may hold it, and the
+// supervisor, which says most lines, must go on answering signals and
+// timeouts. The line is queued, and written at once if the console is
+// free, or else by whoever holds it, as it lets go (unlock); lines keep
+// their order.
+func (c *console) say(toErr bool, line string) {
+	c.qmu.Lock()
+	c.queued = append(c.queued, queuedLine{toErr: toErr, line: line})
+	c.qmu.Unlock()
+	if c.mu.TryLock() {
+		c.unlock()
+	}
+}
+
+// queuedLine is a line said while the console was busy.
+type queuedLine struct {
+	toErr bool
+	line  string
+}
+
+// unlock writes the queued lines, then lets go of the console; a line
+// queued as it let go is written by taking the console again, unless
+// someone else holds it (who writes it as they let go).
+func (c *console) unlock() {
+	for {
+		c.qmu.Lock()
+		q := c.queued
+		c.queued = nil
+		c.qmu.Unlock()
+		for _, l := range q {
+			var w io.Writer = c.out
+			if l.toErr {
+				w = c.err
+			}
+			c.scroll(w, l.line)
+		}
+		c.mu.Unlock()
+		c.qmu.Lock()
+		more := len(c.queued) > 0
+		c.qmu.Unlock()
+		if !more || !c.mu.TryLock() {
+			return
+		}
+	}
+}
+
+// settle writes every queued line, waiting for the console if need be:
+// before the run's end, so that no line is left behind.
+func (c *console) settle() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.scroll(c.err, fmt.Sprintf(format, args...))
+	c.unlock()
 }
 
 // transcript returns the writer for the agent's formatted output: the log,
@@ -369,7 +422,7 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 	t.c.mu.Lock()
 	t.c.erasePanel()
 	t.c.out.Write(sanitize(p))
-	t.c.mu.Unlock()
+	t.c.unlock()
 	return len(p), nil
 }
 
@@ -378,5 +431,5 @@ func (t *teeWriter) Flush() {
 	t.c.mu.Lock()
 	t.c.drawPanel()
 	t.c.out.Flush()
-	t.c.mu.Unlock()
+	t.c.unlock()
 }

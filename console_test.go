@@ -69,3 +69,35 @@ func TestPanelNarrowedNearTheTop(t *testing.T) {
 		t.Errorf("the line above the panel is gone:\n%s", vt.text())
 	}
 }
+
+// TestSayNeverWaits: a line said while the console is held (a write to a
+// terminal that does not drain holds it) is queued, and the sayer goes
+// on; the holder writes the queued lines, in order, as it lets go, before
+// anything later.
+func TestSayNeverWaits(t *testing.T) {
+	var out, errs bytes.Buffer
+	c := &console{out: bufio.NewWriter(&out), err: &errs, level: outputProgress}
+	c.mu.Lock() // a writer stuck on the terminal
+	said := make(chan struct{})
+	go func() {
+		c.progressf("one")
+		c.errorf("two")
+		c.rawf("three")
+		close(said)
+	}()
+	<-said // no deadlock: nothing waited for the console
+	if out.Len() != 0 || errs.Len() != 0 {
+		t.Fatalf("written while the console was held: %q %q", out.String(), errs.String())
+	}
+	c.unlock()
+	if got := out.String(); got != "one\n" {
+		t.Errorf("stdout %q; want the line said", got)
+	}
+	if got, want := errs.String(), progName+": two\nthree\n"; got != want {
+		t.Errorf("stderr %q; want %q", got, want)
+	}
+	c.progressf("four") // a free console: written at once
+	if got := out.String(); got != "one\nfour\n" {
+		t.Errorf("stdout %q after a line said to a free console", got)
+	}
+}

@@ -561,6 +561,7 @@ func (r *runner) finish(end ending) error {
 			r.con.errorf("hint: %s", end.hint)
 		}
 	}
+	r.con.settle()             // every line said, before the exit
 	r.live.drain(r.sup.sigs.c) // after the last line: a slow server delays only the exit
 	r.events.write(exitEvent(end.code, end.reason))
 	r.log.Close()

@@ -519,7 +519,7 @@ func (s *supervisor) suspend(c *child) time.Duration {
 	s.con.mu.Lock()
 	s.con.clearStatus()
 	s.con.out.Flush()
-	s.con.mu.Unlock()
+	s.con.unlock()
 	s.log.printf("[suspended (SIGTSTP)]")
 	s.log.Flush()
 	pgid := 0
