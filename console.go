@@ -31,14 +31,12 @@ import (
 // output pauses (see readStream), every other message at once.
 type console struct {
 	mu sync.Mutex
-	// queued are the lines said while the console was busy (say), under
-	// qmu; written by whoever lets go of mu next.
-	qmu    sync.Mutex
-	queued []queuedLine
-	out    *bufio.Writer
-	dest   io.Writer // what out writes to
-	err    io.Writer
-	level  string
+	// q is what was said (say, queuePanel) and not yet written.
+	q     sayQueue
+	out   *bufio.Writer
+	dest  io.Writer // what out writes to
+	err   io.Writer
+	level string
 	// tty is stdout when it is a terminal.
 	tty *os.File
 	// fancy allows in-place updates (a terminal that is not dumb); color,
@@ -89,7 +87,7 @@ func (c *console) releaseHeld(all bool) {
 			return
 		}
 	}
-	c.mu.Lock()
+	c.lock()
 	c.out.Flush()
 	c.unlock()
 	for _, w := range []io.Writer{c.dest, c.err} {
@@ -182,7 +180,7 @@ func (c *console) refreshForeground() {
 		return
 	}
 	fg := c.foregroundNow()
-	c.mu.Lock()
+	c.lock()
 	c.foreground = fg
 	c.unlock()
 }
@@ -196,27 +194,21 @@ func (c *console) foregroundNow() bool {
 
 // setPanel shows lines as the panel, in place of the previous ones.
 func (c *console) setPanel(lines []string) {
-	c.mu.Lock()
+	c.lock()
 	defer c.unlock()
 	c.showPanel(lines)
 }
 
-// trySetPanel is setPanel unless the console is busy, and reports whether
-// it drew: a run's refresh never waits behind a write to a terminal that
-// does not drain (scrolled back, Ctrl+S, a slow link under an agent's
-// flood), so that its supervisor goes on answering signals and keys. It
-// notes the foreground first (refreshForeground), under the same rule.
-func (c *console) trySetPanel(lines []string) bool {
+// queuePanel is setPanel for the run's supervisor, which never waits for
+// the console (see say): the panel is drawn by whoever holds the console
+// next, or the console's writer. It notes the foreground first
+// (refreshForeground), which asks the terminal and never waits.
+func (c *console) queuePanel(lines []string) {
 	fg := c.tty != nil && c.foregroundNow()
-	if !c.mu.TryLock() {
-		return false
-	}
-	defer c.unlock()
-	if c.tty != nil {
-		c.foreground = fg
-	}
-	c.showPanel(lines)
-	return true
+	c.q.mu.Lock()
+	c.q.panel, c.q.fg = lines, fg
+	c.q.mu.Unlock()
+	c.wakeWriter()
 }
 
 // showPanel is setPanel with c.mu held.
@@ -231,14 +223,14 @@ func (c *console) showPanel(lines []string) {
 // drawAtOnce lets the panel be drawn before any line scrolls (watch: the
 // run's lines come with its state, if any).
 func (c *console) drawAtOnce() {
-	c.mu.Lock()
+	c.lock()
 	c.waitLine = false
 	c.unlock()
 }
 
 // dropPanel erases the panel for good (before the run's last line).
 func (c *console) dropPanel() {
-	c.mu.Lock()
+	c.lock()
 	defer c.unlock()
 	c.erasePanel()
 	c.panel = nil
@@ -348,56 +340,96 @@ func (c *console) rawf(format string, args ...any) {
 
 // say writes a line that scrolls, to stderr with toErr, or stdout. It
 // never waits for the console: a write to a terminal that does not drain
-// (Ctrl+S, a slow link under an agent's flood) may hold it, and the
+// (Ctrl+S, a slow link under an agent's flood) can hold it up, and the
 // supervisor, which says most lines, must go on answering signals and
-// timeouts. The line is queued, and written at once if the console is
-// free, or else by whoever holds it, as it lets go (unlock); lines keep
-// their order.
+// timeouts. The line is queued: whoever takes the console next writes the
+// queued lines first, in order (lock), and the console's own writer
+// goroutine takes it for them; settle waits until they are written.
 func (c *console) say(toErr bool, line string) {
-	c.qmu.Lock()
-	c.queued = append(c.queued, queuedLine{toErr: toErr, line: line})
-	c.qmu.Unlock()
-	if c.mu.TryLock() {
-		c.unlock()
-	}
+	c.q.mu.Lock()
+	c.q.lines = append(c.q.lines, queuedLine{toErr: toErr, line: line})
+	c.q.mu.Unlock()
+	c.wakeWriter()
 }
 
-// queuedLine is a line said while the console was busy.
+// sayQueue is what was said to a console and not yet written: the lines
+// (say), and the panel asked for (queuePanel, with the foreground as it
+// was then). wake wakes the console's writer goroutine, which writes them.
+type sayQueue struct {
+	mu    sync.Mutex
+	lines []queuedLine
+	panel []string
+	fg    bool
+	wake  chan struct{}
+	once  sync.Once
+}
+
+// queuedLine is a line said (say), not yet written.
 type queuedLine struct {
 	toErr bool
 	line  string
 }
 
-// unlock writes the queued lines, then lets go of the console; a line
-// queued as it let go is written by taking the console again, unless
-// someone else holds it (who writes it as they let go).
-func (c *console) unlock() {
-	for {
-		c.qmu.Lock()
-		q := c.queued
-		c.queued = nil
-		c.qmu.Unlock()
-		for _, l := range q {
-			var w io.Writer = c.out
-			if l.toErr {
-				w = c.err
+// wakeWriter has the console's writer goroutine (started the first time)
+// write what is queued.
+func (c *console) wakeWriter() {
+	c.q.once.Do(func() {
+		c.q.wake = make(chan struct{}, 1)
+		go func() {
+			for range c.q.wake {
+				c.lock()
+				c.unlock()
 			}
-			c.scroll(w, l.line)
-		}
-		c.mu.Unlock()
-		c.qmu.Lock()
-		more := len(c.queued) > 0
-		c.qmu.Unlock()
-		if !more || !c.mu.TryLock() {
-			return
-		}
+		}()
+	})
+	select {
+	case c.q.wake <- struct{}{}:
+	default: // a wake is pending
 	}
 }
 
-// settle writes every queued line, waiting for the console if need be:
-// before the run's end, so that no line is left behind.
-func (c *console) settle() {
+// lock takes the console and writes what is queued (say, queuePanel), so
+// that it comes before what the holder writes.
+func (c *console) lock() {
 	c.mu.Lock()
+	c.writeQueued()
+}
+
+// unlock writes what was queued meanwhile and lets go of the console; what
+// is queued after that, the writer goroutine writes.
+func (c *console) unlock() {
+	c.writeQueued()
+	c.mu.Unlock()
+}
+
+// writeQueued writes the queued lines, then the queued panel; c.mu is held.
+func (c *console) writeQueued() {
+	c.q.mu.Lock()
+	q, panel, fg := c.q.lines, c.q.panel, c.q.fg
+	c.q.lines, c.q.panel = nil, nil
+	c.q.mu.Unlock()
+	for _, l := range q {
+		var w io.Writer = c.out
+		if l.toErr {
+			w = c.err
+		}
+		c.scroll(w, l.line)
+	}
+	if panel != nil {
+		if c.tty != nil {
+			c.foreground = fg
+		}
+		c.showPanel(panel)
+	}
+}
+
+// settle writes everything queued, waiting for the console if need be:
+// before the process exits, so that no line is left behind.
+func (c *console) settle() {
+	if c == nil {
+		return
+	}
+	c.lock()
 	c.unlock()
 }
 
@@ -419,7 +451,7 @@ type teeWriter struct {
 
 func (t *teeWriter) Write(p []byte) (int, error) {
 	t.log.Write(p)
-	t.c.mu.Lock()
+	t.c.lock()
 	t.c.erasePanel()
 	t.c.out.Write(sanitize(p))
 	t.c.unlock()
@@ -428,7 +460,7 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 
 // Flush shows what the transcript holds so far, and the panel below it.
 func (t *teeWriter) Flush() {
-	t.c.mu.Lock()
+	t.c.lock()
 	t.c.drawPanel()
 	t.c.out.Flush()
 	t.c.unlock()

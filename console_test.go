@@ -73,7 +73,7 @@ func TestPanelNarrowedNearTheTop(t *testing.T) {
 // TestSayNeverWaits: a line said while the console is held (a write to a
 // terminal that does not drain holds it) is queued, and the sayer goes
 // on; the holder writes the queued lines, in order, as it lets go, before
-// anything later.
+// anything later; settle waits until everything said is written.
 func TestSayNeverWaits(t *testing.T) {
 	var out, errs bytes.Buffer
 	c := &console{out: bufio.NewWriter(&out), err: &errs, level: outputProgress}
@@ -96,7 +96,8 @@ func TestSayNeverWaits(t *testing.T) {
 	if got, want := errs.String(), progName+": two\nthree\n"; got != want {
 		t.Errorf("stderr %q; want %q", got, want)
 	}
-	c.progressf("four") // a free console: written at once
+	c.progressf("four") // a free console: written by the writer goroutine
+	c.settle()
 	if got := out.String(); got != "one\nfour\n" {
 		t.Errorf("stdout %q after a line said to a free console", got)
 	}

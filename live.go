@@ -335,10 +335,8 @@ func (l *live) update(now time.Time) {
 		data = l.marshal(now)
 	}
 	l.mu.Unlock()
-	if lines != nil && !l.con.trySetPanel(lines) {
-		l.mu.Lock()
-		l.redraw = true // at the next update, when the console is free
-		l.mu.Unlock()
+	if lines != nil {
+		l.con.queuePanel(lines)
 	}
 	if data != nil {
 		l.writeState(data)

@@ -129,6 +129,7 @@ func runRun(env *cliEnv, args []string) error {
 	becomeSubreaper()
 	startReaper()
 	err = r.setup(pos)
+	defer r.con.settle()   // every line said written, on every way out
 	defer r.lock.release() // idempotent: finish releases it first
 	if err != nil {
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))

@@ -516,7 +516,7 @@ func (s *supervisor) suspend(c *child) time.Duration {
 	if s.kb != nil {
 		s.kb.pause() // restores the terminal's mode
 	}
-	s.con.mu.Lock()
+	s.con.lock()
 	s.con.clearStatus()
 	s.con.out.Flush()
 	s.con.unlock()

@@ -260,6 +260,7 @@ func runVerify(env *cliEnv, args []string) error {
 		out = env.stderr // standard output carries the verdict alone
 	}
 	con := newConsole(out, env.stderr, level)
+	defer con.settle()
 	path, err := findAgent(cfg.ClaudeCommand)
 	if err != nil {
 		return err

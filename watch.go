@@ -98,6 +98,7 @@ func runWatch(env *cliEnv, args []string) error {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	con := newConsole(env.stdout, env.stderr, outputProgress)
+	defer con.settle()
 	con.drawAtOnce()
 	v := &watcher{con: con, path: w.statePath(), pid: pid, stopCmd: stopCommand(pos), cancelCmd: cancelCommand(pos)}
 	defer con.dropPanel()
