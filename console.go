@@ -423,6 +423,14 @@ func (c *console) writeQueued() {
 	}
 }
 
+// tellLines has every line that scrolls from now on told to f (onLine);
+// the lines said so far are written first, untold.
+func (c *console) tellLines(f func(line string)) {
+	c.lock()
+	c.onLine = f
+	c.unlock()
+}
+
 // settle writes everything queued, waiting for the console if need be:
 // before the process exits, so that no line is left behind.
 func (c *console) settle() {

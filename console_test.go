@@ -102,3 +102,19 @@ func TestSayNeverWaits(t *testing.T) {
 		t.Errorf("stdout %q after a line said to a free console", got)
 	}
 }
+
+// TestSaidComesFirst: what was said before a write to the console is
+// written before it, whoever takes the console first (here the verbose
+// transcript's writer, the console's own writer goroutine kept out).
+func TestSaidComesFirst(t *testing.T) {
+	var out bytes.Buffer
+	c := &console{out: bufio.NewWriter(&out), err: &out, level: outputVerbose}
+	c.q.once.Do(func() {}) // no writer goroutine: nothing writes the queue but a holder
+	c.progressf("said first")
+	tw := &teeWriter{c: c}
+	tw.Write([]byte("transcript\n"))
+	tw.Flush()
+	if got, want := out.String(), "said first\ntranscript\n"; got != want {
+		t.Errorf("%q; want %q", got, want)
+	}
+}

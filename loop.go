@@ -162,7 +162,7 @@ func (r *runner) startLive() {
 	})
 	r.side = &sideRunner{sup: r.sup, con: r.con, log: r.log, live: r.live, lock: r.lock,
 		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
-	r.con.onLine = r.live.addLine
+	r.con.tellLines(r.live.addLine)
 	r.checks.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.checks.notes, onQuestion: r.onQuestion, save: r.saveMetadata}
 	r.stop.changed = func(source string) {
 		r.showStopState(source)
