@@ -78,15 +78,26 @@ func newConsole(out, errw io.Writer, level string) *console {
 
 // releaseHeld writes what was held while the tool was in the background of
 // a tostop terminal (ttyhold.go), once it is in the foreground again; with
-// all set (at exit), whatever the foreground. Without all (the
-// supervisor's look-around), it waits on nothing when nothing is held, so
-// that a terminal that does not drain never stops the supervisor.
+// all set (at exit), whatever the foreground, and before it returns.
+// Without all (the supervisor's look-around), it does nothing when nothing
+// is held, and otherwise leaves the writing to the console's writer
+// goroutine: a terminal that does not drain never stops the supervisor.
 func (c *console) releaseHeld(all bool) {
-	if !all {
-		if held, _ := c.holding(); !held {
-			return
-		}
+	if all {
+		c.release(true)
+		return
 	}
+	if held, _ := c.holding(); !held {
+		return
+	}
+	c.q.mu.Lock()
+	c.q.release = true
+	c.q.mu.Unlock()
+	c.wakeWriter()
+}
+
+// release writes what was held (releaseHeld).
+func (c *console) release(all bool) {
 	c.lock()
 	c.out.Flush()
 	c.unlock()
@@ -360,8 +371,11 @@ type sayQueue struct {
 	lines []queuedLine
 	panel []string
 	fg    bool
-	wake  chan struct{}
-	once  sync.Once
+	// release asks for what was held in the background to be written
+	// (releaseHeld).
+	release bool
+	wake    chan struct{}
+	once    sync.Once
 }
 
 // queuedLine is a line said (say), not yet written.
@@ -379,6 +393,13 @@ func (c *console) wakeWriter() {
 			for range c.q.wake {
 				c.lock()
 				c.unlock()
+				c.q.mu.Lock()
+				release := c.q.release
+				c.q.release = false
+				c.q.mu.Unlock()
+				if release {
+					c.release(false)
+				}
 			}
 		}()
 	})
