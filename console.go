@@ -391,14 +391,15 @@ func (c *console) wakeWriter() {
 		c.q.wake = make(chan struct{}, 1)
 		go func() {
 			for range c.q.wake {
-				c.lock()
-				c.unlock()
 				c.q.mu.Lock()
 				release := c.q.release
 				c.q.release = false
 				c.q.mu.Unlock()
 				if release {
-					c.release(false)
+					c.release(false) // writes the queue too
+				} else {
+					c.lock() // writes the queue
+					c.unlock()
 				}
 			}
 		}()

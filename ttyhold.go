@@ -98,13 +98,12 @@ func (t *ttyHold) write(p []byte) (int, error) {
 			t.f.SetWriteDeadline(time.Now().Add(kickAfter))
 		}
 	}
-	if threadID() == 0 { // no thread to interrupt (macOS)
-		return t.f.Write(p)
-	}
 	runtime.LockOSThread() // the thread the kick interrupts
 	defer runtime.UnlockOSThread()
-	t.kick.start()
-	defer t.kick.stop()
+	if tid := threadID(); tid != 0 { // 0: no thread to interrupt (macOS)
+		t.kick.start(tid)
+		defer t.kick.stop()
+	}
 	return t.f.Write(p)
 }
 
@@ -161,25 +160,22 @@ const kickAfter = 200 * time.Millisecond
 // and finds the room a lost wake-up did not announce.
 type writeKicker struct {
 	mu    sync.Mutex
-	tid   int // the writing thread; 0: no write under way
-	write int // which write: a timer that fired for an earlier one is stale
+	tid   int       // the writing thread; 0: no write under way
+	since time.Time // when the write under way started, or was last kicked
 	timer *time.Timer
 	kicks int // how many times a write was woken (tests)
 }
 
-// start notes that the calling thread (locked to its goroutine) writes.
-func (k *writeKicker) start() {
-	tid := threadID()
+// start notes that thread tid (locked to its goroutine) writes.
+func (k *writeKicker) start(tid int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.tid = tid
-	k.write++
-	w := k.write
-	fire := func() { k.fire(w) }
-	if k.timer != nil {
-		k.timer.Stop()
+	k.tid, k.since = tid, time.Now()
+	if k.timer == nil {
+		k.timer = time.AfterFunc(kickAfter, k.fire)
+	} else {
+		k.timer.Reset(kickAfter)
 	}
-	k.timer = time.AfterFunc(kickAfter, fire)
 }
 
 // stop notes that the write is over.
@@ -197,14 +193,17 @@ func (k *writeKicker) count() {
 	k.mu.Unlock()
 }
 
-// fire kicks write number w if it is still under way.
-func (k *writeKicker) fire(w int) {
+// fire kicks the write under way if it has slept kickAfter: a firing
+// meant for an earlier write, late, finds a later start and does nothing
+// (start armed the timer again).
+func (k *writeKicker) fire() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.tid == 0 || k.write != w {
+	if k.tid == 0 || time.Since(k.since) < kickAfter {
 		return
 	}
 	k.kicks++
 	interruptThread(k.tid)
+	k.since = time.Now()
 	k.timer.Reset(kickAfter)
 }

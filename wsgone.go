@@ -26,10 +26,11 @@ func workspaceGone(w *workspace) *ending {
 // workspacePresent returns an error naming w (a *goneError) if its
 // directory, or its state directory, is gone.
 func workspacePresent(w *workspace) error {
-	for i, dir := range []string{w.Dir, w.StateDir} {
-		if i > 0 && dir == w.Dir {
-			break // one directory (a workspace made by init)
-		}
+	dirs := []string{w.Dir}
+	if w.StateDir != w.Dir { // ralph mode; one directory for a workspace made by init
+		dirs = append(dirs, w.StateDir)
+	}
+	for _, dir := range dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return &goneError{name: w.Name, dir: dir}
 		}
