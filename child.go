@@ -92,22 +92,48 @@ func (p *childPipes) close() {
 // attach to the parent's session.
 var droppedEnv = []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"}
 
-// childEnv is the tool's environment less droppedEnv, plus extra.
+// childEnv is the tool's environment less droppedEnv, plus extra, which
+// overrides a variable of the same name: one entry per name, as exec.Cmd
+// makes it.
 func childEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		drop := false
-		for _, d := range droppedEnv {
-			if k == d {
-				drop = true
-			}
-		}
-		if !drop {
+	base := baseEnv()
+	env := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		if !envNamed(extra, envName(kv)) {
 			env = append(env, kv)
 		}
 	}
 	return append(env, extra...)
+}
+
+// baseEnv is the tool's environment less droppedEnv, computed once: the
+// tool never changes its environment, and an agent starts with it every
+// iteration. os.Environ has one entry per name already (the first, as
+// getenv finds it).
+var baseEnv = sync.OnceValue(func() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !envNamed(droppedEnv, envName(kv)) {
+			env = append(env, kv)
+		}
+	}
+	return env
+})
+
+// envName is the name of an environment entry "name=value".
+func envName(kv string) string {
+	k, _, _ := strings.Cut(kv, "=")
+	return k
+}
+
+// envNamed reports whether list (entries, or bare names) names k.
+func envNamed(list []string, k string) bool {
+	for _, kv := range list {
+		if envName(kv) == k {
+			return true
+		}
+	}
+	return false
 }
 
 // stderrTailSize is how much of a child's stderr is kept for error reports.
@@ -178,8 +204,6 @@ func (c *child) who() string {
 // would cost two thread switches per child, on the iteration's critical
 // path.
 func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*child, error) {
-	cmd := &exec.Cmd{Path: spec.path, Args: append([]string{spec.argv0}, spec.args...), Dir: spec.dir, Env: childEnv(spec.env...)}
-	cmd.SysProcAttr = childSysProcAttr()
 	p := spec.pipes
 	if p == nil || p.outR == nil || p.merged != spec.mergeOutput {
 		p.close()
@@ -195,13 +219,13 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	}
 	// The input goes into the pipe before the child starts, as much of it
 	// as the pipe holds (64 KiB unless the system is short of pipe memory):
-	// the child finds it there, and no goroutine has to feed it.
+	// the child finds it there, and no goroutine has to feed it. The pipe
+	// is closed once the child runs, off the path to its start.
 	rest := fillPipe(stdinW, spec.input)
-	if len(rest) == 0 {
-		stdinW.Close()
-		p.stdinW = nil
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, outW, errW
+	// os.StartProcess, not exec.Cmd: the environment is whole already
+	// (childEnv), and exec.Cmd would sort it out again every iteration.
+	argv := append([]string{spec.argv0}, spec.args...)
+	attr := &os.ProcAttr{Dir: spec.dir, Env: childEnv(spec.env...), Files: []*os.File{stdinR, outW, errW}, Sys: childSysProcAttr()}
 	c := &child{name: "claude", done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR, panicked: make(chan any, 4)}
 	if spec.mergeOutput {
 		c.stderrR = nil
@@ -209,14 +233,24 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	}
 
 	before := bootTick()
-	if err := startOwn(cmd); err != nil {
+	var proc *os.Process
+	err := trackStart(func() (pid int, err error) {
+		if proc, err = os.StartProcess(spec.path, argv, attr); err != nil {
+			return 0, err
+		}
+		return proc.Pid, nil
+	})
+	if err != nil {
 		return fail(err)
 	}
 	c.startTick = sameTick(before, bootTick())
+	if len(rest) == 0 {
+		stdinW.Close()
+	}
 	go func() {
 		defer close(c.done)
 		defer c.recoverPanic()
-		c.waitErr = waitOwn(cmd)
+		c.waitErr = waitProcess(proc)
 	}()
 	stdinR.Close()
 	outW.Close()
@@ -224,7 +258,7 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 		errW.Close()
 	}
 	*p = childPipes{} // the child's now; the tool's ends close as they finish
-	c.pid = cmd.Process.Pid
+	c.pid = proc.Pid
 	c.pgid = c.pid
 	c.started = time.Now()
 	c.lastOutput.Store(c.started.UnixNano())

@@ -148,6 +148,19 @@ func waitOwn(cmd *exec.Cmd) error {
 	return cmd.Wait()
 }
 
+// waitProcess is waitOwn for a process started with os.StartProcess
+// through trackStart: its error, as cmd.Wait's, is an *exec.ExitError when
+// the process did not exit with 0.
+func waitProcess(p *os.Process) error {
+	defer forgetChild(p.Pid)
+	awaitExit(p.Pid)
+	state, err := p.Wait()
+	if err == nil && !state.Success() {
+		err = &exec.ExitError{ProcessState: state}
+	}
+	return err
+}
+
 // outputOwn is cmd.Output through runOwn.
 func outputOwn(cmd *exec.Cmd) ([]byte, error) {
 	var out bytes.Buffer
