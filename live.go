@@ -229,7 +229,9 @@ func (l *live) started() {
 func (l *live) emit(ev runEvent) {
 	ev = l.stamp(ev)
 	l.pub.events.write(ev)
-	l.pub.notify.send(notificationFor(ev))
+	if l.pub.notify.wants(ev.Event) { // the message is made only for a subscriber
+		l.pub.notify.send(notificationFor(ev))
+	}
 }
 
 // beats reports whether heartbeat lines are printed: plain output, not

@@ -114,9 +114,14 @@ func newNotifier(rawURL string, events []string, warn func(msg string)) *notifie
 	return n
 }
 
+// wants reports whether n sends notifications of event.
+func (n *notifier) wants(event string) bool {
+	return n != nil && !n.closed && (n.events == nil || n.events[event])
+}
+
 // send queues nt, if its event is wanted; it never blocks.
 func (n *notifier) send(nt notification) {
-	if n == nil || n.closed || (n.events != nil && !n.events[nt.event]) {
+	if !n.wants(nt.event) {
 		return
 	}
 	// Agent text may be quoted; a subscriber may print it to a terminal.
