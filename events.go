@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -116,7 +117,9 @@ func errorExitCode(err error) int {
 }
 
 // eventWriter writes a run's events as JSON Lines. A nil *eventWriter
-// writes nothing.
+// writes nothing. The lines are written by a goroutine of their own, in
+// order: a reader that stops reading (a paused pager, a FIFO nobody
+// drains) holds up the stream, never the run nor its answer to a signal.
 type eventWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -124,21 +127,51 @@ type eventWriter struct {
 	name   string
 	failed bool
 	warn   func(msg string)
+	queue  [][]byte      // lines not yet written
+	idle   chan struct{} // closed when the writing goroutine has written them all; nil: none runs
 }
 
-// openEvents opens the event stream: "-" is standard output.
-func openEvents(path string, stdout io.Writer) (*eventWriter, error) {
+// eventsFIFOPoll is how often a FIFO given to --events is tried again while
+// nobody reads it.
+const eventsFIFOPoll = 50 * time.Millisecond
+
+// openEvents opens the event stream: "-" is standard output. A FIFO is
+// opened once a process reads it, as a blocking open would, but the wait
+// is told on stderr and an ending signal from sigs ends it.
+func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWriter, error) {
 	if path == "-" {
 		return &eventWriter{w: stdout, name: "standard output"}, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, usagef("invalid value %q for flag --events: %v", path, unwrapPathError(err))
+	told := false
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o600)
+		if err == nil {
+			return &eventWriter{w: f, closer: f, name: path}, nil
+		}
+		if !errors.Is(err, syscall.ENXIO) { // ENXIO: a FIFO nobody reads
+			return nil, usagef("invalid value %q for flag --events: %v", path, unwrapPathError(err))
+		}
+		if !told {
+			fmt.Fprintf(stderr, "%s: waiting for a process to read the FIFO %s (Ctrl+C to give up)\n", progName, path)
+			told = true
+		}
+		select {
+		case sig := <-sigs.c:
+			if sig == syscall.SIGTSTP || sig == syscall.SIGCONT {
+				if sig == syscall.SIGTSTP {
+					raiseHere(syscall.SIGSTOP)
+				}
+				continue
+			}
+			fmt.Fprintf(stderr, "%s: stopped on %s, waiting for a reader of %s\n", progName, signalName(sig), path)
+			return nil, sigs.exitError(sig)
+		case <-time.After(eventsFIFOPoll):
+		}
 	}
-	return &eventWriter{w: f, closer: f, name: path}, nil
 }
 
-// write writes ev, stamped with the time and the run, as one line.
+// write queues ev, stamped with the time and the run, as one line; it never
+// waits for the stream.
 func (ew *eventWriter) write(ev runEvent) {
 	if ew == nil {
 		return
@@ -150,18 +183,84 @@ func (ew *eventWriter) write(ev runEvent) {
 	if err != nil {
 		return
 	}
-	data = append(data, '\n')
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
 	if ew.failed {
 		return
 	}
-	if _, err := ew.w.Write(data); err != nil {
-		ew.failed = true
-		if ew.warn != nil {
-			ew.warn(fmt.Sprintf("writing events to %s: %v; no more events are written", ew.name, unwrapPathError(err)))
+	ew.queue = append(ew.queue, append(data, '\n'))
+	if ew.idle == nil {
+		ew.idle = make(chan struct{})
+		go ew.flush(ew.idle)
+	}
+}
+
+// flush writes the queued lines, one at a time, until none is left, then
+// closes idle.
+func (ew *eventWriter) flush(idle chan struct{}) {
+	defer close(idle)
+	for {
+		ew.mu.Lock()
+		if len(ew.queue) == 0 || ew.failed {
+			ew.queue, ew.idle = nil, nil
+			ew.mu.Unlock()
+			return
+		}
+		line := ew.queue[0]
+		ew.queue = ew.queue[1:]
+		ew.mu.Unlock()
+		if _, err := ew.w.Write(line); err != nil {
+			ew.mu.Lock()
+			given := ew.failed // given up already (drain, close): said there
+			ew.failed = true
+			ew.mu.Unlock()
+			if !given && ew.warn != nil {
+				ew.warn(fmt.Sprintf("writing events to %s: %v; no more events are written", ew.name, unwrapPathError(err)))
+			}
 		}
 	}
+}
+
+// eventsExitWait bounds the wait for the stream's last lines at the exit of
+// a run a signal ended: its reader may be what stopped the run.
+const eventsExitWait = time.Second
+
+// drain waits until the queued lines are written. A run ended by a signal
+// (bounded) waits at most eventsExitWait; any run stops waiting on an
+// ending signal from abort. Lines given up are counted on stderr.
+func (ew *eventWriter) drain(abort <-chan os.Signal, bounded bool, stderr io.Writer) {
+	if ew == nil {
+		return
+	}
+	ew.mu.Lock()
+	idle := ew.idle
+	ew.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	var limit <-chan time.Time
+	if bounded {
+		t := time.NewTimer(eventsExitWait)
+		defer t.Stop()
+		limit = t.C
+	}
+	for {
+		select {
+		case <-idle:
+			return
+		case <-limit:
+		case sig := <-abort:
+			if sig == syscall.SIGTSTP || sig == syscall.SIGCONT {
+				continue
+			}
+		}
+		break
+	}
+	ew.mu.Lock()
+	left := len(ew.queue)
+	ew.failed = true // the writing goroutine writes no more than the line it holds
+	ew.mu.Unlock()
+	fmt.Fprintf(stderr, "%s: gave up writing events to %s: its reader does not read (%s not written)\n", progName, ew.name, plural(left+1, "event"))
 }
 
 // close closes the stream's file.

@@ -116,7 +116,7 @@ func runRun(env *cliEnv, args []string) error {
 	// Signals first: before the terminal changes and before any child starts.
 	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
 	if opts.events.set {
-		if r.events, err = openEvents(opts.events.s, env.stdout); err != nil {
+		if r.events, err = openEvents(opts.events.s, env.stdout, env.stderr, r.sup.sigs); err != nil {
 			return err
 		}
 		defer r.events.close()
@@ -133,6 +133,7 @@ func runRun(env *cliEnv, args []string) error {
 	defer r.lock.release() // idempotent: finish releases it first
 	if err != nil {
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
+		r.events.drain(r.sup.sigs.c, false, env.stderr)
 		return err
 	}
 	r.termMode = saveTerminalMode(env.stdin, env.stdout, env.stderr)
@@ -565,6 +566,7 @@ func (r *runner) finish(end ending) error {
 	r.con.settle()             // every line said, before the exit
 	r.live.drain(r.sup.sigs.c) // after the last line: a slow server delays only the exit
 	r.events.write(exitEvent(end.code, end.reason))
+	r.events.drain(r.sup.sigs.c, end.signal != nil, r.env.stderr)
 	r.log.Close()
 	r.lock.release()
 	if end.signal != nil {

@@ -101,7 +101,8 @@ Display and notifications:
                               they happen (- : standard output, and the
                               progress lines go to standard error): the same
                               events as notifications, each iteration with
-                              its record, then {"event":"exit","exitCode":N}
+                              its record, then {"event":"exit","exitCode":N};
+                              a FIFO is waited for until a process reads it
 
   On a terminal, a live panel under the progress lines shows the run's state,
   iterations, elapsed time, ETA, tasks, cost, what the agent is doing now
