@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -63,6 +64,9 @@ type console struct {
 	// waitLine keeps the panel off the screen until a line has scrolled:
 	// a run's first frame comes under its header line, not above it.
 	waitLine bool
+	// gaveUp is set when the exit gave up on an output that does not
+	// drain (settleOr).
+	gaveUp atomic.Bool
 }
 
 func newConsole(out, errw io.Writer, level string) *console {
@@ -83,6 +87,9 @@ func newConsole(out, errw io.Writer, level string) *console {
 // is held, and otherwise leaves the writing to the console's writer
 // goroutine: a terminal that does not drain never stops the supervisor.
 func (c *console) releaseHeld(all bool) {
+	if c.gaveUp.Load() {
+		return
+	}
 	if all {
 		c.release(true)
 		return
@@ -241,6 +248,9 @@ func (c *console) drawAtOnce() {
 
 // dropPanel erases the panel for good (before the run's last line).
 func (c *console) dropPanel() {
+	if c.gaveUp.Load() {
+		return
+	}
 	c.lock()
 	defer c.unlock()
 	c.erasePanel()
@@ -456,11 +466,50 @@ func (c *console) tellLines(f func(line string)) {
 // settle writes everything queued, waiting for the console if need be:
 // before the process exits, so that no line is left behind.
 func (c *console) settle() {
-	if c == nil {
+	if c == nil || c.gaveUp.Load() {
 		return
 	}
 	c.lock()
 	c.unlock()
+}
+
+// consoleExitWait bounds settleOr for a run a signal ended.
+const consoleExitWait = time.Second
+
+// settleOr is settle at a run's exit, which must not hang on an output that
+// does not drain (a paused pager, a stopped terminal): an ending signal from
+// abort ends the wait, and with bounded (a signal ended the run) so does
+// consoleExitWait. It then gives up the lines left, as later settles do,
+// and reports false.
+func (c *console) settleOr(abort <-chan os.Signal, bounded bool) bool {
+	if c == nil {
+		return true
+	}
+	done := make(chan struct{})
+	go func() {
+		c.settle()
+		close(done)
+	}()
+	var limit <-chan time.Time
+	if bounded {
+		t := time.NewTimer(consoleExitWait)
+		defer t.Stop()
+		limit = t.C
+	}
+	for {
+		select {
+		case <-done:
+			return true
+		case <-limit:
+		case sig := <-abort:
+			if sig == syscall.SIGTSTP || sig == syscall.SIGCONT {
+				continue // too late to suspend
+			}
+		}
+		break
+	}
+	c.gaveUp.Store(true)
+	return false
 }
 
 // transcript returns the writer for the agent's formatted output: the log,

@@ -11,6 +11,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // truthfulEnding adjusts the ending that the met condition gives, after an
@@ -33,4 +34,25 @@ func truthfulEnding(end ending, met *groupedCondition, failed bool, why string) 
 // formatCost shows an amount as iterations show it: $0.0123.
 func formatCost(x float64) string {
 	return fmt.Sprintf("$%.4f", x)
+}
+
+// lastLines joins the last n lines of s with " | ".
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// roundDuration rounds d as durations are shown: to the second past a
+// minute, to a tenth past a second, else to the millisecond.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d > time.Minute:
+		return d.Round(time.Second)
+	case d > time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }

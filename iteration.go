@@ -53,6 +53,9 @@ func (r *runner) iterate() (*iterationRun, error) {
 	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
 	end := r.sup.watch(c)
 	r.lock.dropChild(c.pid)
+	if end.readerLeft {
+		o = &iterationOutcome{} // its reader still fills the other one
+	}
 	o.finish(c.waitErr, c.tail.String())
 	o.hang = end.hang
 	o.interrupted = r.sup.ending()

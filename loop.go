@@ -522,6 +522,12 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 
 // finish ends the run: the one exit path.
 func (r *runner) finish(end ending) error {
+	// Standard output may not drain (a paused pager): the ending does not
+	// wait for it past a signal (settleOr), and writes to it no more if it
+	// gave up.
+	if !r.con.settleOr(r.sup.sigs.c, end.signal != nil) {
+		r.log.printf("[gave up writing to standard output at the exit: it does not drain]")
+	}
 	if end.hint != "" {
 		r.log.printf("HINT: %s", end.hint)
 	}
@@ -563,7 +569,9 @@ func (r *runner) finish(end ending) error {
 			r.con.errorf("hint: %s", end.hint)
 		}
 	}
-	r.con.settle()             // every line said, before the exit
+	if !r.con.settleOr(r.sup.sigs.c, end.signal != nil) { // every line said, before the exit
+		r.log.printf("[gave up writing to standard output at the exit: it does not drain]")
+	}
 	r.live.drain(r.sup.sigs.c) // after the last line: a slow server delays only the exit
 	r.events.write(exitEvent(end.code, end.reason))
 	r.events.drain(r.sup.sigs.c, end.signal != nil, r.env.stderr)
@@ -576,22 +584,4 @@ func (r *runner) finish(end ending) error {
 		return nil
 	}
 	return &exitCodeError{code: end.code}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
-}
-
-func roundDuration(d time.Duration) time.Duration {
-	switch {
-	case d > time.Minute:
-		return d.Round(time.Second)
-	case d > time.Second:
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
 }

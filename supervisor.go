@@ -111,6 +111,10 @@ type childEnd struct {
 	forced    bool          // the child was SIGKILLed
 	recorded  []int         // its descendants, recorded before the kill
 	suspended time.Duration // time spent suspended while it ran
+	// readerLeft: a signal ends the run, and a reader of the child's
+	// output is still held up writing it to a standard output that does
+	// not drain: what the reader fills is not to be read.
+	readerLeft bool
 }
 
 // pollPeriod is the time to the next look-around.
@@ -203,7 +207,7 @@ func (s *supervisor) poll() {
 // output and ends what it left behind.
 func (s *supervisor) watch(c *child) childEnd {
 	end := s.await(c)
-	s.cleanUp(c, end)
+	s.cleanUp(c, &end)
 	return end
 }
 
@@ -442,7 +446,7 @@ func (s *supervisor) forceKill(c *child, end *childEnd, note string) {
 }
 
 // cleanUp drains c's output and ends everything it left behind.
-func (s *supervisor) cleanUp(c *child, end childEnd) {
+func (s *supervisor) cleanUp(c *child, end *childEnd) {
 	drained := func(d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -461,10 +465,21 @@ func (s *supervisor) cleanUp(c *child, end childEnd) {
 	if n := sweepDescendants(end.forced, end.recorded, c.pgid); n > 0 {
 		s.log.printf("[ended %d leftover processes of %s]", n, c.who())
 	}
-	if !drained(readerCloseWait) {
-		c.closeReaders()
+	if drained(readerCloseWait) {
+		return
+	}
+	c.closeReaders()
+	if s.interrupt == nil {
 		<-c.streamDone
 		<-c.stderrDone
+		return
+	}
+	// A reader that a read deadline does not end is writing: to a standard
+	// output that does not drain (a paused pager, a stopped terminal). The
+	// run ends on a signal, and does not wait for it.
+	if !drained(readerCloseWait) {
+		end.readerLeft = true
+		s.log.printf("[%s's output is held up: standard output does not drain; the rest of it is not shown nor logged]", c.who())
 	}
 }
 

@@ -184,6 +184,9 @@ type childResult struct {
 	exitCode int
 	err      string // it did not finish: timeout, could not start, interrupted
 	elapsed  time.Duration
+	// readerLeft: its output's reader still runs (childEnd.readerLeft), and
+	// what it fills is not to be read.
+	readerLeft bool
 }
 
 // sideRunner runs a run's children other than the agent: the test command
@@ -230,7 +233,7 @@ func (r *sideRunner) runChild(name string, spec childSpec, timeout time.Duration
 	c.name, c.timeout = name, timeout
 	end := r.sup.watch(c)
 	r.lock.dropChild(c.pid)
-	cr := childResult{elapsed: time.Since(started) - end.suspended}
+	cr := childResult{elapsed: time.Since(started) - end.suspended, readerLeft: end.readerLeft}
 	code, signal := childExit(c.waitErr)
 	cr.exitCode = code
 	switch {
@@ -252,6 +255,9 @@ func (r *sideRunner) runTests() *testResults {
 	r.log.section("TESTS", "Command: "+cmd, "Started: "+logTime(time.Now()))
 	p := newTestParser()
 	cr := r.runChild("test command", childSpec{path: "/bin/sh", argv0: "sh", args: []string{"-c", cmd}}, r.testTimeout, p.line)
+	if cr.readerLeft {
+		p = newTestParser() // its reader still fills the other one
+	}
 	t := p.results(cmd, cr.exitCode)
 	t.Err = cr.err
 	mark := "✓"

@@ -137,6 +137,9 @@ func (v *verifier) run(runID string) (*verification, error) {
 	v.lock.addChild(c)
 	c.timeout, c.idle = v.timeout, v.idle
 	end := v.sup.watch(c)
+	if end.readerLeft {
+		o = &iterationOutcome{} // its reader still fills the other one
+	}
 	o.finish(c.waitErr, c.tail.String())
 	o.hang = end.hang
 	o.interrupted = v.sup.ending()
