@@ -74,6 +74,9 @@ func runList(env *cliEnv, args []string) error {
 func listWorkspaces(env *cliEnv) error {
 	dir, warn := workspacesDirLenient(env)
 	warnConfig(env, warn)
+	if err := workspacesDirUsable(env.projectRoot, dir); err != nil {
+		return err
+	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.projectRoot, dir)
 	}

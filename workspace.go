@@ -211,12 +211,37 @@ func locateWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error)
 	if err := checkName(arg); err != nil {
 		return nil, err
 	}
+	if err := workspacesDirUsable(projectRoot, workspacesDir); err != nil {
+		return nil, err
+	}
 	base := workspacesDir
 	if !filepath.IsAbs(base) {
 		base = filepath.Join(projectRoot, base)
 	}
 	dir := filepath.Join(base, arg)
 	return &workspace{Name: arg, Dir: dir, StateDir: dir}, nil
+}
+
+// workspacesDirUsable refuses a workspaces directory under a path that is
+// not a directory, naming it: in a clone, 'go build' writes the binary to
+// ./claude-iterate, where the default workspaces directory goes.
+func workspacesDirUsable(projectRoot, dir string) error {
+	p := dir
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(projectRoot, p)
+	}
+	for q := p; ; q = filepath.Dir(q) {
+		fi, err := os.Stat(q)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil:
+			return withHint(fmt.Errorf("the workspaces directory %s cannot be made: %s is a file, not a directory", dir, q),
+				"move %s out of the way (a binary built here? build it with 'go build -o ~/.local/bin/claude-iterate .'), or set workspacesDir (see 'help config')", q)
+		case q == filepath.Dir(q):
+			return nil
+		}
+	}
 }
 
 // ralphWorkspace is the workspace of a ralph-mode run in dir.
