@@ -305,6 +305,19 @@ func (r *runner) checkDeadline() *ending {
 	return nil
 }
 
+// deadlineLeft is the time to the earliest max_duration condition checked
+// by checkDeadline, if there is one.
+func (r *runner) deadlineLeft() (left time.Duration, ok bool) {
+	for i := range r.stops.ordered {
+		if c := r.stops.ordered[i].c; c.Type == condMaxDuration {
+			if l := c.Duration - r.elapsed(); !ok || l < left {
+				left, ok = l, true
+			}
+		}
+	}
+	return left, ok
+}
+
 // checkStopRequest looks at the stop file, and ends the run if a stop is
 // requested, through the first user_signal condition. It serves the waits
 // between iterations; after an iteration, user_signal is evaluated with
@@ -364,6 +377,12 @@ func (r *runner) waitIn(phase string, d time.Duration, show func(left time.Durat
 	var end *ending
 	lastShown := time.Time{}
 	defer r.live.waitEnded()
+	// The wait ends at the run's deadline, not at the look-around after it
+	// (every five seconds without a terminal).
+	toDeadline, bounded := r.deadlineLeft()
+	if bounded && toDeadline < d {
+		d = max(toDeadline, 0) + time.Millisecond
+	}
 	interrupted := r.sup.sleep(d, func(left time.Duration) bool {
 		r.live.waitLeft(left, phase)
 		if r.stop.source != "" {
@@ -382,6 +401,9 @@ func (r *runner) waitIn(phase string, d time.Duration, show func(left time.Durat
 	if interrupted {
 		e := r.interruptEnding()
 		return &e
+	}
+	if end == nil && bounded {
+		end = r.checkDeadline()
 	}
 	return end
 }
@@ -478,46 +500,6 @@ func (r *runner) verifyClaim(claim string) *ending {
 		r.checks.notes.verifyNote = verificationNote(vd, v.failures)
 		return nil
 	}
-}
-
-// waitForLimit waits until a usage limit resets (+limitMargin).
-func (r *runner) waitForLimit(reset time.Time) *ending {
-	now := time.Now()
-	margin := limitMargin
-	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
-		margin = m
-	}
-	var d time.Duration
-	switch {
-	case reset.IsZero():
-		d = defaultLimitWait
-	case reset.After(now):
-		d = reset.Sub(now) + margin
-	default:
-		d = margin
-	}
-	until := now.Add(d)
-	resetText := "an unknown time"
-	if !reset.IsZero() {
-		resetText = formatClock(reset, now)
-	}
-	msg := fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
-	r.con.noticef("%s", msg)
-	r.live.limitReached(msg)
-	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
-	r.log.Flush()
-	lastPlain := time.Now()
-	end := r.wait(d, func(left time.Duration) {
-		// On a terminal, the panel counts down.
-		if !r.con.panelWanted() && time.Since(lastPlain) >= time.Minute {
-			lastPlain = time.Now()
-			r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
-		}
-	})
-	if end == nil {
-		r.con.progressf("Usage limit wait over: retrying the iteration")
-	}
-	return end
 }
 
 // finish ends the run: the one exit path.
