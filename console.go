@@ -473,13 +473,10 @@ func (c *console) settle() {
 	c.unlock()
 }
 
-// consoleExitWait bounds settleOr for a run a signal ended.
-const consoleExitWait = time.Second
-
 // settleOr is settle at a run's exit, which must not hang on an output that
 // does not drain (a paused pager, a stopped terminal): an ending signal from
 // abort ends the wait, and with bounded (a signal ended the run) so does
-// consoleExitWait. It then gives up the lines left, as later settles do,
+// exitWait (awaitAtExit). It then gives up the lines left, as later settles do,
 // and reports false.
 func (c *console) settleOr(abort <-chan os.Signal, bounded bool) bool {
 	if c == nil {
@@ -490,9 +487,24 @@ func (c *console) settleOr(abort <-chan os.Signal, bounded bool) bool {
 		c.settle()
 		close(done)
 	}()
+	if awaitAtExit(done, abort, bounded) {
+		return true
+	}
+	c.gaveUp.Store(true)
+	return false
+}
+
+// exitWait bounds awaitAtExit for a run a signal ended.
+const exitWait = time.Second
+
+// awaitAtExit waits for done at a run's exit, for output that a reader must
+// take: an ending signal from abort ends the wait, and with bounded (a
+// signal ended the run: the reader may be what stopped it) so does
+// exitWait. It reports whether done came.
+func awaitAtExit(done <-chan struct{}, abort <-chan os.Signal, bounded bool) bool {
 	var limit <-chan time.Time
 	if bounded {
-		t := time.NewTimer(consoleExitWait)
+		t := time.NewTimer(exitWait)
 		defer t.Stop()
 		limit = t.C
 	}
@@ -501,15 +513,13 @@ func (c *console) settleOr(abort <-chan os.Signal, bounded bool) bool {
 		case <-done:
 			return true
 		case <-limit:
+			return false
 		case sig := <-abort:
-			if sig == syscall.SIGTSTP || sig == syscall.SIGCONT {
-				continue // too late to suspend
+			if sig != syscall.SIGTSTP && sig != syscall.SIGCONT { // too late to suspend
+				return false
 			}
 		}
-		break
 	}
-	c.gaveUp.Store(true)
-	return false
 }
 
 // transcript returns the writer for the agent's formatted output: the log,

@@ -10,9 +10,23 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
+
+// ending is how a run ends.
+type ending struct {
+	code   int
+	reason string
+	status string
+	hint   string
+	// signal is the signal that ended the run, if one did.
+	signal os.Signal
+	// gone is set when the workspace was deleted during the run
+	// (workspaceGone): the ending says so, and no save warns of it again.
+	gone bool
+}
 
 // truthfulEnding adjusts the ending that the met condition gives, after an
 // iteration that failed (why) or not.

@@ -221,13 +221,9 @@ func (ew *eventWriter) flush(idle chan struct{}) {
 	}
 }
 
-// eventsExitWait bounds the wait for the stream's last lines at the exit of
-// a run a signal ended: its reader may be what stopped the run.
-const eventsExitWait = time.Second
-
-// drain waits until the queued lines are written. A run ended by a signal
-// (bounded) waits at most eventsExitWait; any run stops waiting on an
-// ending signal from abort. Lines given up are counted on stderr.
+// drain waits until the queued lines are written (awaitAtExit: a run ended
+// by a signal, bounded, waits at most exitWait; any run stops waiting on an
+// ending signal from abort). Lines given up are counted on stderr.
 func (ew *eventWriter) drain(abort <-chan os.Signal, bounded bool, stderr io.Writer) {
 	if ew == nil {
 		return
@@ -238,23 +234,8 @@ func (ew *eventWriter) drain(abort <-chan os.Signal, bounded bool, stderr io.Wri
 	if idle == nil {
 		return
 	}
-	var limit <-chan time.Time
-	if bounded {
-		t := time.NewTimer(eventsExitWait)
-		defer t.Stop()
-		limit = t.C
-	}
-	for {
-		select {
-		case <-idle:
-			return
-		case <-limit:
-		case sig := <-abort:
-			if sig == syscall.SIGTSTP || sig == syscall.SIGCONT {
-				continue
-			}
-		}
-		break
+	if awaitAtExit(idle, abort, bounded) {
+		return
 	}
 	ew.mu.Lock()
 	left := len(ew.queue)

@@ -9,8 +9,6 @@ package main
 // file.
 
 import (
-	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -121,44 +119,4 @@ func formatClock(t, now time.Time) string {
 		return t.Format("15:04:05 MST")
 	}
 	return t.Format("Mon Jan 2 15:04:05 MST")
-}
-
-// waitForLimit waits until a usage limit resets (+limitMargin).
-func (r *runner) waitForLimit(reset time.Time) *ending {
-	now := time.Now()
-	margin := limitMargin
-	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
-		margin = m
-	}
-	var d time.Duration
-	switch {
-	case reset.IsZero():
-		d = defaultLimitWait
-	case reset.After(now):
-		d = reset.Sub(now) + margin
-	default:
-		d = margin
-	}
-	until := now.Add(d)
-	resetText := "an unknown time"
-	if !reset.IsZero() {
-		resetText = formatClock(reset, now)
-	}
-	msg := fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
-	r.con.noticef("%s", msg)
-	r.live.limitReached(msg)
-	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
-	r.log.Flush()
-	lastPlain := time.Now()
-	end := r.wait(d, func(left time.Duration) {
-		// On a terminal, the panel counts down.
-		if !r.con.panelWanted() && time.Since(lastPlain) >= time.Minute {
-			lastPlain = time.Now()
-			r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
-		}
-	})
-	if end == nil {
-		r.con.progressf("Usage limit wait over: retrying the iteration")
-	}
-	return end
 }

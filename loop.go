@@ -87,19 +87,6 @@ type runChecks struct {
 	verifier *verifier // run --verify; nil without
 }
 
-// ending is how a run ends.
-type ending struct {
-	code   int
-	reason string
-	status string
-	hint   string
-	// signal is the signal that ended the run, if one did.
-	signal os.Signal
-	// gone is set when the workspace was deleted during the run
-	// (workspaceGone): the ending says so, and no save warns of it again.
-	gone bool
-}
-
 // elapsed is the run's time so far, time suspended excluded.
 func (r *runner) elapsed() time.Duration {
 	return time.Since(r.start) - r.sup.suspended
@@ -500,6 +487,46 @@ func (r *runner) verifyClaim(claim string) *ending {
 		r.checks.notes.verifyNote = verificationNote(vd, v.failures)
 		return nil
 	}
+}
+
+// waitForLimit waits until a usage limit resets (+limitMargin).
+func (r *runner) waitForLimit(reset time.Time) *ending {
+	now := time.Now()
+	margin := limitMargin
+	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
+		margin = m
+	}
+	var d time.Duration
+	switch {
+	case reset.IsZero():
+		d = defaultLimitWait
+	case reset.After(now):
+		d = reset.Sub(now) + margin
+	default:
+		d = margin
+	}
+	until := now.Add(d)
+	resetText := "an unknown time"
+	if !reset.IsZero() {
+		resetText = formatClock(reset, now)
+	}
+	msg := fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
+	r.con.noticef("%s", msg)
+	r.live.limitReached(msg)
+	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
+	r.log.Flush()
+	lastPlain := time.Now()
+	end := r.wait(d, func(left time.Duration) {
+		// On a terminal, the panel counts down.
+		if !r.con.panelWanted() && time.Since(lastPlain) >= time.Minute {
+			lastPlain = time.Now()
+			r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
+		}
+	})
+	if end == nil {
+		r.con.progressf("Usage limit wait over: retrying the iteration")
+	}
+	return end
 }
 
 // finish ends the run: the one exit path.
