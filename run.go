@@ -152,6 +152,7 @@ Conditions:
     user_signal                      never
     all {conditions: [...]}          any {conditions: [...]}
     not {condition: {...}}
+  (file_contains looks in files of up to 1 MiB)
 
   After each iteration the first met condition ends the run and names the
   reason: failure conditions first, then success, then the others; within
