@@ -68,6 +68,9 @@ func (h *historyWriter) append(rec *iterationRecord) {
 	if h == nil || h.f == nil {
 		return
 	}
+	if !h.stillThere() {
+		return
+	}
 	data, err := json.Marshal(rec)
 	if err == nil {
 		_, err = h.f.Write(append(data, '\n'))
@@ -76,6 +79,34 @@ func (h *historyWriter) append(rec *iterationRecord) {
 		h.warn(fmt.Sprintf("writing %s: %v; the history of this run is incomplete", h.path, unwrapPathError(err)))
 		h.close()
 	}
+}
+
+// stillThere makes sure the history's file is still the one at its path:
+// an agent may remove or replace it during the run, and the records would
+// go on into a file nobody can read. Such a file is opened anew (refused,
+// as at the start, unless it is a regular file), with a warning; a
+// workspace deleted whole is the run's to report.
+func (h *historyWriter) stillThere() bool {
+	fi, err := h.f.Stat()
+	if err != nil {
+		return true // the write says what is wrong
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink > 0 {
+		return true
+	}
+	h.f.Close()
+	h.f = nil
+	nh, err := openHistory(h.path, h.warn)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false // its directory is gone
+	case err != nil:
+		h.warn(fmt.Sprintf("%s was removed or replaced during the run: %v; the history of this run is incomplete", h.path, unwrapPathError(err)))
+		return false
+	}
+	h.f = nh.f
+	h.warn(fmt.Sprintf("%s was removed or replaced during the run: the next records go to the new file", h.path))
+	return true
 }
 
 func (h *historyWriter) close() {
