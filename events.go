@@ -157,10 +157,11 @@ func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWri
 		}
 		select {
 		case sig := <-sigs.c:
-			if sig == syscall.SIGTSTP || sig == syscall.SIGCONT {
-				if sig == syscall.SIGTSTP {
-					raiseHere(syscall.SIGSTOP)
-				}
+			switch sig {
+			case syscall.SIGTSTP:
+				raiseHere(syscall.SIGSTOP)
+				continue
+			case syscall.SIGCONT:
 				continue
 			}
 			fmt.Fprintf(stderr, "%s: stopped on %s, waiting for a reader of %s\n", progName, signalName(sig), path)

@@ -278,31 +278,27 @@ func (r *runner) flushMetadata() {
 // level of a list) is met: checked before each iteration and during waits
 // too, so that a long usage-limit wait cannot outlast it.
 func (r *runner) checkDeadline() *ending {
-	st := &condState{Elapsed: r.elapsed()}
-	for i := range r.stops.ordered {
-		gc := &r.stops.ordered[i]
-		if gc.c.Type != condMaxDuration {
-			continue
-		}
-		if res := gc.c.evaluate(st); res.Met {
-			end := endingFor(gc, res.Reason)
-			return &end
-		}
+	gc, _ := r.deadline()
+	if gc == nil {
+		return nil
+	}
+	if res := gc.c.evaluate(&condState{Elapsed: r.elapsed()}); res.Met {
+		end := endingFor(gc, res.Reason)
+		return &end
 	}
 	return nil
 }
 
-// deadlineLeft is the time to the earliest max_duration condition checked
-// by checkDeadline, if there is one.
-func (r *runner) deadlineLeft() (left time.Duration, ok bool) {
+// deadline is the run's earliest top-level max_duration condition (nil:
+// none), and the time left to it.
+func (r *runner) deadline() (gc *groupedCondition, left time.Duration) {
 	for i := range r.stops.ordered {
-		if c := r.stops.ordered[i].c; c.Type == condMaxDuration {
-			if l := c.Duration - r.elapsed(); !ok || l < left {
-				left, ok = l, true
-			}
+		c := r.stops.ordered[i].c
+		if l := c.Duration - r.elapsed(); c.Type == condMaxDuration && (gc == nil || l < left) {
+			gc, left = &r.stops.ordered[i], l
 		}
 	}
-	return left, ok
+	return gc, left
 }
 
 // checkStopRequest looks at the stop file, and ends the run if a stop is
@@ -366,7 +362,8 @@ func (r *runner) waitIn(phase string, d time.Duration, show func(left time.Durat
 	defer r.live.waitEnded()
 	// The wait ends at the run's deadline, not at the look-around after it
 	// (every five seconds without a terminal).
-	toDeadline, bounded := r.deadlineLeft()
+	deadline, toDeadline := r.deadline()
+	bounded := deadline != nil
 	if bounded && toDeadline < d {
 		d = max(toDeadline, 0) + time.Millisecond
 	}
@@ -529,14 +526,18 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 	return end
 }
 
-// finish ends the run: the one exit path.
-func (r *runner) finish(end ending) error {
-	// Standard output may not drain (a paused pager): the ending does not
-	// wait for it past a signal (settleOr), and writes to it no more if it
-	// gave up.
+// settle waits for every line said to be written. Standard output may not
+// drain (a paused pager): the ending does not wait for it past a signal
+// (settleOr), and writes to it no more once it gave up, which the log says.
+func (r *runner) settle(end ending) {
 	if !r.con.settleOr(r.sup.sigs.c, end.signal != nil) {
 		r.log.printf("[gave up writing to standard output at the exit: it does not drain]")
 	}
+}
+
+// finish ends the run: the one exit path.
+func (r *runner) finish(end ending) error {
+	r.settle(end) // before the ending's own writes, which take the console
 	if end.hint != "" {
 		r.log.printf("HINT: %s", end.hint)
 	}
@@ -578,9 +579,7 @@ func (r *runner) finish(end ending) error {
 			r.con.errorf("hint: %s", end.hint)
 		}
 	}
-	if !r.con.settleOr(r.sup.sigs.c, end.signal != nil) { // every line said, before the exit
-		r.log.printf("[gave up writing to standard output at the exit: it does not drain]")
-	}
+	r.settle(end)              // every line said, before the exit
 	r.live.drain(r.sup.sigs.c) // after the last line: a slow server delays only the exit
 	r.events.write(exitEvent(end.code, end.reason))
 	r.events.drain(r.sup.sigs.c, end.signal != nil, r.env.stderr)
