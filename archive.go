@@ -18,7 +18,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,7 +33,7 @@ const archiveTimeLayout = "20060102T150405Z"
 
 // archiveNameRE matches the file names clean gives archives: the workspace
 // name, the UTC time, and a counter when two cleans share the second.
-var archiveNameRE = regexp.MustCompile(`^(.+)-(\d{8}T\d{6}Z)(?:-(\d+))?\.tar\.gz$`)
+var archiveNameRE = lazyRegexp(`^(.+)-(\d{8}T\d{6}Z)(?:-(\d+))?\.tar\.gz$`)
 
 // archiveHeadFiles are stored first in an archive, in this order.
 var archiveHeadFiles = []string{metadataFile, statusFile, todoFile, instructionsFile}
@@ -311,7 +310,7 @@ func findArchive(env *cliEnv, arg string) (string, error) {
 				return p, nil
 			}
 		}
-		if nameRE.MatchString(arg) {
+		if validName(arg) {
 			if p := latestArchive(dir, arg); p != "" {
 				return p, nil
 			}
@@ -336,7 +335,7 @@ func latestArchive(dir, name string) string {
 	entries, _ := readDir(dir)
 	best, bestKey := "", ""
 	for _, e := range entries {
-		m := archiveNameRE.FindStringSubmatch(e.Name())
+		m := archiveNameRE().FindStringSubmatch(e.Name())
 		if m == nil || m[1] != name || !e.Type().IsRegular() {
 			continue
 		}
@@ -439,7 +438,7 @@ func openArchived(src string) (a *archivedWorkspace, err error) {
 	// An archived workspace runs nowhere, whatever pid it recorded.
 	m.PID = 0
 	a = &archivedWorkspace{ws: &workspace{Name: top, Dir: tmp, StateDir: tmp, meta: m}, path: src, tmp: tmp}
-	if mm := archiveNameRE.FindStringSubmatch(filepath.Base(src)); mm != nil {
+	if mm := archiveNameRE().FindStringSubmatch(filepath.Base(src)); mm != nil {
 		a.at, _ = time.Parse(archiveTimeLayout, mm[2])
 	}
 	if a.at.IsZero() {

@@ -296,7 +296,7 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 		if err != nil {
 			return restoreError(shownSrc, err)
 		}
-		if !nameRE.MatchString(top) {
+		if !validName(top) {
 			return usagef("the archived workspace's name %q is not a valid workspace name: give one after the archive", top)
 		}
 		w, err = locateWorkspace(env.projectRoot, dir, top)

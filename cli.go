@@ -25,7 +25,21 @@ type command struct {
 	name    string
 	summary string
 	usage   string
-	run     func(env *cliEnv, args []string) error
+	// usageOf builds the usage text when asked, for a manual built from
+	// tables (config's lists every key): not at every start.
+	usageOf func() string
+	// waits: the command mostly waits (on an agent, a run, a log), for as
+	// long as it runs; main gives it one P (mostlyWaits).
+	waits bool
+	run   func(env *cliEnv, args []string) error
+}
+
+// manual is c's full usage text.
+func (c *command) manual() string {
+	if c.usageOf != nil {
+		return c.usageOf()
+	}
+	return c.usage
 }
 
 // cliEnv is what every command receives: its streams and the project root.
@@ -43,14 +57,14 @@ type cliEnv struct {
 func commandTable() []*command {
 	return []*command{
 		{name: "init", summary: "create a workspace for a task", usage: initUsage, run: runInit},
-		{name: "setup", summary: "write a workspace's task with claude, interactively", usage: setupUsage, run: runSetup},
-		{name: "edit", summary: "refine a workspace's task with claude, interactively", usage: editUsage, run: runEdit},
-		{name: "run", summary: "run the agent in a loop on a workspace's task", usage: runUsage, run: runRun},
+		{name: "setup", summary: "write a workspace's task with claude, interactively", usage: setupUsage, waits: true, run: runSetup},
+		{name: "edit", summary: "refine a workspace's task with claude, interactively", usage: editUsage, waits: true, run: runEdit},
+		{name: "run", summary: "run the agent in a loop on a workspace's task", usage: runUsage, waits: true, run: runRun},
 		{name: "stop", summary: "ask a run to stop after its current iteration", usage: stopUsage, run: runStop},
-		{name: "verify", summary: "check with a read-only verifier whether the task is really done", usage: verifyUsage, run: runVerify},
+		{name: "verify", summary: "check with a read-only verifier whether the task is really done", usage: verifyUsage, waits: true, run: runVerify},
 		{name: "answer", summary: "answer the question the agent asked", usage: answerUsage, run: runAnswer},
-		{name: "watch", summary: "show the live panel of a run in progress, from another shell", usage: watchUsage, run: runWatch},
-		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, run: runLogs},
+		{name: "watch", summary: "show the live panel of a run in progress, from another shell", usage: watchUsage, waits: true, run: runWatch},
+		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, waits: true, run: runLogs},
 		{name: "list", summary: "list workspaces with status, iterations and progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
 		{name: "history", summary: "show what each iteration did: a table and a chart per run", usage: historyUsage, run: runHistory},
@@ -58,7 +72,7 @@ func commandTable() []*command {
 		{name: "clean", summary: "archive a workspace, then remove it", usage: cleanUsage, run: runClean},
 		{name: "archive", summary: "list archived workspaces, or restore one", usage: archiveUsage, run: runArchive},
 		{name: "template", summary: "save a workspace's task as a template, list, show or delete templates", usage: templateUsage, run: runTemplate},
-		{name: "config", summary: "show the effective configuration and where each value comes from", usage: configUsage(), run: runConfig},
+		{name: "config", summary: "show the effective configuration and where each value comes from", usageOf: configUsage, run: runConfig},
 		{name: "completion", summary: "print a shell completion script (bash, zsh or fish)", usage: completionUsage, run: runCompletion},
 		{name: "version", summary: "print the version", usage: versionUsage, run: runVersion},
 		{name: "help", summary: "show help for a command", usage: helpUsage, run: runHelp},
@@ -72,6 +86,21 @@ func suggestCommand(name string) string {
 		names = append(names, c.name)
 	}
 	return closestName(name, names)
+}
+
+// mostlyWaits reports whether the command args name is one that mostly
+// waits, for as long as it runs (a run, watch, logs -f, an interactive
+// claude): with one P, Go's scheduler does not spin when many of them
+// share a few CPUs, and one run's stream is as fast (scripts/bench.sh
+// shows both). The other commands keep every CPU (history parses a long
+// file in parallel), and skip the resize: it costs page faults at each
+// start, and a page fault is dear on some virtual machines.
+func mostlyWaits(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	c := lookupCommand(args[0])
+	return c != nil && c.waits
 }
 
 func lookupCommand(name string) *command {
@@ -228,7 +257,7 @@ func runHelp(env *cliEnv, args []string) error {
 		}
 		return usagef("unknown command %q", pos[0])
 	}
-	io.WriteString(env.stdout, c.usage)
+	io.WriteString(env.stdout, c.manual())
 	return nil
 }
 
@@ -243,13 +272,13 @@ func report(env *cliEnv, c *command, err error) exitStatus {
 	var ie *inputError
 	switch {
 	case errors.Is(err, errHelp):
-		io.WriteString(env.stdout, c.usage)
+		io.WriteString(env.stdout, c.manual())
 		return exitStatus{code: exitOK}
 	case errors.As(err, &ee):
 		return exitStatus{code: ee.code, signal: ee.signal}
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.stderr, "%s: %s\n", progName, ue.msg)
-		fmt.Fprintf(env.stderr, "%s", shortUsage(c.usage))
+		fmt.Fprintf(env.stderr, "%s", shortUsage(c.manual()))
 		fmt.Fprintf(env.stderr, "Run '%s help %s' for details.\n", progName, c.name)
 		return exitStatus{code: exitUsage}
 	case errors.As(err, &ie):

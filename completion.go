@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -89,7 +88,7 @@ var subcommands = map[string][]string{
 
 // flagInUsage finds the flags a manual lists: on its option lines, and in
 // its Usage lines.
-var flagInUsage = regexp.MustCompile(`(?:^|[\s\[|,(])(--?[a-z][a-z0-9-]*)`)
+var flagInUsage = lazyRegexp(`(?:^|[\s\[|,(])(--?[a-z][a-z0-9-]*)`)
 
 // runComplete prints the candidates for the last of words, one a line.
 func runComplete(env *cliEnv, words []string) int {
@@ -120,7 +119,7 @@ func completeArgs(env *cliEnv, name string, words []string, cur string) []string
 		return nil
 	}
 	if strings.HasPrefix(cur, "-") {
-		return usageFlags(c.usage)
+		return usageFlags(c.manual())
 	}
 	var positional []string
 	for _, w := range words {
@@ -156,7 +155,7 @@ func completeArgs(env *cliEnv, name string, words []string, cur string) []string
 func usageFlags(usage string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, m := range flagInUsage.FindAllStringSubmatch(usage, -1) {
+	for _, m := range flagInUsage().FindAllStringSubmatch(usage, -1) {
 		if f := m[1]; !seen[f] && f != "-" {
 			seen[f] = true
 			out = append(out, f)
@@ -209,7 +208,7 @@ func dirNames(dir string, keep func(path string) bool) []string {
 	entries, _ := readDir(dir)
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && nameRE.MatchString(e.Name()) && (keep == nil || keep(filepath.Join(dir, e.Name()))) {
+		if e.IsDir() && validName(e.Name()) && (keep == nil || keep(filepath.Join(dir, e.Name()))) {
 			out = append(out, e.Name())
 		}
 	}

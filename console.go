@@ -18,7 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -132,12 +132,26 @@ func (c *console) holding() (held, known bool) {
 	return held, known
 }
 
-// colorTermRE matches the terminal types that have colours.
-var colorTermRE = regexp.MustCompile(`color|^xterm|^screen|^tmux|^rxvt|^linux|^vt[0-9]*0-|^alacritty|^kitty|^foot|^wezterm|^ansi|^cygwin|^konsole|^putty|^st-|^st$|^iterm|^contour|^ghostty`)
+// colorTermPrefixes start the terminal types that have colours.
+var colorTermPrefixes = []string{"xterm", "screen", "tmux", "rxvt", "linux", "alacritty", "kitty", "foot", "wezterm", "ansi", "cygwin", "konsole", "putty", "st-", "iterm", "contour", "ghostty"}
 
-// colorTerm reports whether a terminal of type term has colours.
+// colorTerm reports whether a terminal of type term has colours: COLORTERM
+// set, a type that says "color", one of colorTermPrefixes, "st", or a VT
+// type whose number ends in 0 before a dash ("vt100-…", "vt220-…").
 func colorTerm(term, colorterm string) bool {
-	return colorterm != "" || colorTermRE.MatchString(term)
+	if colorterm != "" || term == "st" || strings.Contains(term, "color") {
+		return true
+	}
+	for _, p := range colorTermPrefixes {
+		if strings.HasPrefix(term, p) {
+			return true
+		}
+	}
+	if rest, ok := strings.CutPrefix(term, "vt"); ok {
+		digits := strings.TrimLeft(rest, "0123456789")
+		return len(digits) < len(rest) && rest[len(rest)-len(digits)-1] == '0' && strings.HasPrefix(digits, "-")
+	}
+	return false
 }
 
 // terminalWidth returns f's width in columns (80 when unknown).

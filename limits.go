@@ -9,7 +9,6 @@ package main
 // file.
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,25 +24,25 @@ const limitMargin = time.Minute
 const limitMarginEnv = "CLAUDE_ITERATE_LIMIT_MARGIN"
 
 var (
-	limitEpochRE = regexp.MustCompile(`(?i)usage limit reached\|(\d{9,12})`)
-	limitHitRE   = regexp.MustCompile(`(?i)hit your [^·\n]*limit\s*·\s*resets\s+([^\n]+)`)
-	clockRE      = regexp.MustCompile(`(?i)^(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
+	limitEpochRE = lazyRegexp(`(?i)usage limit reached\|(\d{9,12})`)
+	limitHitRE   = lazyRegexp(`(?i)hit your [^·\n]*limit\s*·\s*resets\s+([^\n]+)`)
+	clockRE      = lazyRegexp(`(?i)^(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
 )
 
 // isLimitText reports whether s is one of the CLI's limit messages.
 func isLimitText(s string) bool {
-	return limitEpochRE.MatchString(s) || limitHitRE.MatchString(s)
+	return limitEpochRE().MatchString(s) || limitHitRE().MatchString(s)
 }
 
 // limitResetFromText returns the reset time a limit message gives.
 func limitResetFromText(s string, now time.Time) (time.Time, bool) {
-	if m := limitEpochRE.FindStringSubmatch(s); m != nil {
+	if m := limitEpochRE().FindStringSubmatch(s); m != nil {
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		if err == nil {
 			return time.Unix(n, 0), true
 		}
 	}
-	if m := limitHitRE.FindStringSubmatch(s); m != nil {
+	if m := limitHitRE().FindStringSubmatch(s); m != nil {
 		return parseResetClock(strings.TrimSpace(m[1]), now)
 	}
 	return time.Time{}, false
@@ -55,7 +54,7 @@ var monthAbbr = map[string]time.Month{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "m
 // (Europe/Paris)", "Nov 22, 3pm (UTC)", "20:30". Without a date, the next such
 // time after now.
 func parseResetClock(s string, now time.Time) (time.Time, bool) {
-	m := clockRE.FindStringSubmatch(s)
+	m := clockRE().FindStringSubmatch(s)
 	if m == nil {
 		return time.Time{}, false
 	}

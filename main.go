@@ -68,10 +68,8 @@ var version = ""
 const progName = "claude-iterate"
 
 func main() {
-	// The tool mostly waits: with one P, Go's scheduler does not spin when
-	// many runs share a few CPUs, and one run's stream is as fast
-	// (scripts/bench.sh shows both). GOMAXPROCS in the environment wins.
-	if os.Getenv("GOMAXPROCS") == "" {
+	// GOMAXPROCS in the environment wins.
+	if os.Getenv("GOMAXPROCS") == "" && mostlyWaits(os.Args[1:]) {
 		runtime.GOMAXPROCS(1)
 	}
 	st := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

@@ -87,7 +87,7 @@ func listWorkspaces(env *cliEnv) error {
 	var spaces []*workspace
 	var broken []error
 	for _, e := range entries {
-		if !e.IsDir() || !nameRE.MatchString(e.Name()) {
+		if !e.IsDir() || !validName(e.Name()) {
 			continue
 		}
 		w := &workspace{Name: e.Name(), Dir: filepath.Join(dir, e.Name())}

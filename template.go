@@ -237,7 +237,7 @@ func templateList(env *cliEnv) error {
 			return fmt.Errorf("reading %s: %w", d, unwrapPathError(err))
 		}
 		for _, e := range entries {
-			if !e.IsDir() || !nameRE.MatchString(e.Name()) {
+			if !e.IsDir() || !validName(e.Name()) {
 				continue
 			}
 			t, err := loadTemplate(filepath.Join(d, e.Name()), d == user)

@@ -13,7 +13,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -81,10 +80,10 @@ func newTestParser() *testParser {
 }
 
 var (
-	goVLine     = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
-	tapLine     = regexp.MustCompile(`^(not )?ok\s+(\d+)\b\s*(?:-\s*)?([^#]*?)\s*(#.*)?$`)
-	tapSkip     = regexp.MustCompile(`(?i)^#\s*(skip|todo)\b`)
-	summaryWord = regexp.MustCompile(`(?i)\b(\d+) (passed|passing|failed|failing)\b`)
+	goVLine     = lazyRegexp(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
+	tapLine     = lazyRegexp(`^(not )?ok\s+(\d+)\b\s*(?:-\s*)?([^#]*?)\s*(#.*)?$`)
+	tapSkip     = lazyRegexp(`(?i)^#\s*(skip|todo)\b`)
+	summaryWord = lazyRegexp(`(?i)\b(\d+) (passed|passing|failed|failing)\b`)
 )
 
 // record sets a test's result; a name seen twice passes only if both runs
@@ -116,15 +115,15 @@ func (p *testParser) line(b []byte) {
 		}
 	}
 	s := string(b)
-	if m := goVLine.FindStringSubmatch(s); m != nil {
+	if m := goVLine().FindStringSubmatch(s); m != nil {
 		if m[1] != "SKIP" {
 			record(p.goV, m[2], m[1] == "PASS")
 		}
 		return
 	}
-	if m := tapLine.FindStringSubmatch(s); m != nil {
+	if m := tapLine().FindStringSubmatch(s); m != nil {
 		directive := strings.TrimSpace(m[4])
-		if tapSkip.MatchString(directive) {
+		if tapSkip().MatchString(directive) {
 			return // skipped, or a known failure (TODO)
 		}
 		name := m[3]
@@ -134,7 +133,7 @@ func (p *testParser) line(b []byte) {
 		record(p.tap, name, m[1] == "")
 		return
 	}
-	if ms := summaryWord.FindAllStringSubmatch(s, -1); ms != nil {
+	if ms := summaryWord().FindAllStringSubmatch(s, -1); ms != nil {
 		p.haveSummary = true
 		for _, m := range ms {
 			n, _ := strconv.Atoi(m[1])

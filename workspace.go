@@ -4,7 +4,7 @@ package main
 // project root is found as git finds its repository (findProjectRoot); a
 // workspace argument is a path (relative to the current directory) when it
 // is ".", or starts with "/" or "./"; anything else is a name,
-// which must match nameRE and is resolved under workspacesDir — so "../x" and
+// which must be a validName and is resolved under workspacesDir — so "../x" and
 // "a/b" are refused as names rather than quietly escaping the workspaces
 // directory. init validates everything before it creates anything, never
 // overwrites an existing workspace, and removes what it made if it fails
@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -59,7 +58,23 @@ const (
 	ralphStateDir = ".claude-iterate"
 )
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// validName reports whether s is a workspace name: a letter or digit, then
+// up to 63 letters, digits, '.', '_' or '-' (no slash, never "." or "..").
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // workspace is one task's directory.
 type workspace struct {
@@ -135,7 +150,7 @@ func isWorkspacePath(arg string) bool {
 
 // checkName explains why name is not a valid workspace name.
 func checkName(name string) error {
-	if nameRE.MatchString(name) {
+	if validName(name) {
 		return nil
 	}
 	shown := fmt.Sprintf("%q", name)
