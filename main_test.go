@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 		"claude":         fakeClaudeMain,
 		"own-children":   ownChildrenMain,
 		"orphan-behind":  orphanBehindMain,
+		"ttin-probe":     ttinProbeMain,
 	})
 }
 

@@ -26,3 +26,8 @@ func flushInput(f *os.File) {
 		syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCFLUSH, uintptr(unsafe.Pointer(&which)))
 	})
 }
+
+// readsWithoutTTIN does nothing on macOS: the keyboard's reads are timed
+// by the terminal there (VMIN 0, VTIME 1), and the tool checks the
+// foreground before it reads (see termios_linux.go).
+func readsWithoutTTIN() (undo func()) { return func() {} }
