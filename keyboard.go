@@ -3,9 +3,9 @@ package main
 // This file implements the keyboard: the s key that toggles a graceful stop.
 // The rules are: keys are read only when stdin is a terminal and the tool is
 // in the terminal's foreground process group (a read from the background
-// would stop the tool with SIGTTIN), and the reader's thread blocks SIGTTIN
-// (readsWithoutTTIN), so that a read racing a move to the background fails
-// with EIO and pauses the reader until the tool is back; the terminal is put in cbreak mode —
+// would stop the tool with SIGTTIN), and on Linux the reader's thread blocks
+// SIGTTIN (withoutTTIN), so that a read racing a move to the background
+// fails with EIO and pauses the reader until the tool is back; the terminal is put in cbreak mode —
 // ICANON and ECHO off, ISIG and OPOST kept, so Ctrl+C and Ctrl+Z still raise
 // signals and output still gets its carriage returns (raw mode would turn
 // them into plain bytes); the previous mode is restored on every exit path
@@ -71,10 +71,9 @@ func openKeyboard(stdin any) *keyboard {
 				k.panicked <- p
 			}
 		}()
-		// A read from the background fails (EIO) rather than stopping
-		// the tool; the reader then pauses until resume.
-		defer readsWithoutTTIN()()
-		k.read()
+		// A read from the background fails (EIO, on Linux) rather than
+		// stopping the tool; the reader then pauses until resume.
+		withoutTTIN(k.read)
 	}()
 	k.resume()
 	return k
@@ -200,9 +199,12 @@ func (k *keyboard) read() {
 		// a read from the background (EIO): reading pauses until resume,
 		// which only the foreground does.
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !(k.timedReads && errors.Is(err, io.EOF)) {
-			// The terminal is gone (hangup): stop reading.
+			// The terminal is gone (hangup), or the tool is in the
+			// background (EIO): stop reading until resume. Out of cbreak
+			// as far as resume knows, so that it sets the mode again:
+			// the look-around may have put the start's modes back.
 			k.mu.Lock()
-			k.paused = true
+			k.paused, k.cbreak = true, false
 			k.mu.Unlock()
 		}
 	}

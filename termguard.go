@@ -48,10 +48,11 @@ func honourStopKeys(f *os.File, now, t *syscall.Termios) {
 	}
 	buf := make([]byte, 4096)
 	n := 0
-	defer readsWithoutTTIN()()
-	rc.Read(func(fd uintptr) bool {
-		n, _ = syscall.Read(int(fd), buf)
-		return true // never wait: VMIN 0, VTIME 0
+	withoutTTIN(func() {
+		rc.Read(func(fd uintptr) bool {
+			n, _ = syscall.Read(int(fd), buf)
+			return true // never wait: VMIN 0, VTIME 0
+		})
 	})
 	for _, b := range buf[:max(n, 0)] {
 		if sig, ok := keySignal(b, t); ok && sig != syscall.SIGTSTP {

@@ -27,7 +27,7 @@ func flushInput(f *os.File) {
 	})
 }
 
-// readsWithoutTTIN does nothing on macOS: the keyboard's reads are timed
-// by the terminal there (VMIN 0, VTIME 1), and the tool checks the
-// foreground before it reads (see termios_linux.go).
-func readsWithoutTTIN() (undo func()) { return func() {} }
+// withoutTTIN runs fn: the keyboard's reads are timed by the terminal on
+// macOS (VMIN 0, VTIME 1), and the tool checks the foreground before it
+// reads; the SIGTTIN block is Linux's (see termios_linux.go).
+func withoutTTIN(fn func()) { fn() }

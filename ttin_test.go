@@ -17,13 +17,13 @@ import (
 )
 
 // TestTerminalReadFromBackgroundFails: a read of the terminal from a
-// background process group, on a thread that readsWithoutTTIN set up,
+// background process group, through withoutTTIN,
 // fails with EIO instead of stopping the process with SIGTTIN. The
 // keyboard's reader and honourStopKeys read that way; a read that raced a
 // move to the background stopped a run (stress seed 35 in CI).
 func TestTerminalReadFromBackgroundFails(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("readsWithoutTTIN blocks SIGTTIN on Linux only")
+		t.Skip("withoutTTIN blocks SIGTTIN on Linux only")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -69,7 +69,7 @@ func TestTerminalReadFromBackgroundFails(t *testing.T) {
 
 // ttinProbeMain is the command ttin-probe: "leader" starts "reader" in
 // the background of its terminal and reports whether the reader was
-// stopped; "reader" reads the terminal through readsWithoutTTIN.
+// stopped; "reader" reads the terminal through withoutTTIN.
 func ttinProbeMain() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: ttin-probe leader|reader")
@@ -77,8 +77,8 @@ func ttinProbeMain() {
 	}
 	switch os.Args[1] {
 	case "reader":
-		defer readsWithoutTTIN()()
-		_, err := os.Stdin.Read(make([]byte, 16))
+		var err error
+		withoutTTIN(func() { _, err = os.Stdin.Read(make([]byte, 16)) })
 		if errors.Is(err, syscall.EIO) {
 			fmt.Println("read: EIO")
 			return
