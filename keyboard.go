@@ -5,10 +5,10 @@ package main
 // in the terminal's foreground process group (a read from the background
 // would stop the tool with SIGTTIN), and on Linux the reader's thread blocks
 // SIGTTIN (withoutTTIN), so that a read racing a move to the background
-// fails with EIO and pauses the reader until the tool is back; the terminal is put in cbreak mode —
-// ICANON and ECHO off, ISIG and OPOST kept, so Ctrl+C and Ctrl+Z still raise
-// signals and output still gets its carriage returns (raw mode would turn
-// them into plain bytes); the previous mode is restored on every exit path
+// fails with EIO and pauses the reader until the tool is back; the terminal
+// is put in cbreak mode — ICANON and ECHO off, ISIG and OPOST kept, so
+// Ctrl+C and Ctrl+Z still raise signals and output still gets its carriage
+// returns (raw mode would turn them into plain bytes); the previous mode is restored on every exit path
 // and before the tool suspends; keys come from /dev/tty opened with
 // os.OpenFile, which is pollable on Linux, so a pending read can be
 // cancelled with a deadline — its Fd method is never called (that would make
