@@ -32,11 +32,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // signals delivers the signals a run handles.
 type signals struct {
 	c chan os.Signal
+	// flushed receives flushSignal, which flush sends the tool itself.
+	flushed chan os.Signal
 	// ignoredAtStart holds the ending signals that were ignored when the
 	// tool started; they stay ignored, and are never re-raised.
 	ignoredAtStart map[os.Signal]bool
@@ -47,7 +50,7 @@ var endingSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
 
 // catchSignals starts delivering the signals a run handles.
 func catchSignals() *signals {
-	s := &signals{c: make(chan os.Signal, 8), ignoredAtStart: map[os.Signal]bool{}}
+	s := &signals{c: make(chan os.Signal, 8), flushed: make(chan os.Signal, 1), ignoredAtStart: map[os.Signal]bool{}}
 	sigs := []os.Signal{syscall.SIGTSTP, syscall.SIGCONT}
 	for _, sig := range endingSignals {
 		if signal.Ignored(sig) {
@@ -58,7 +61,41 @@ func catchSignals() *signals {
 	}
 	signal.Notify(s.c, sigs...)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	signal.Notify(s.flushed, flushSignal)
 	return s
+}
+
+// flushWait bounds flush's wait for its own signal: it comes back within
+// microseconds; past this, the poll goes on as it would without flush.
+const flushWait = 250 * time.Millisecond
+
+// flush makes sure that every signal the kernel delivered to the tool
+// before the call is in s.c, so that the poll after it sees it. The Go
+// runtime forwards a caught signal to its channel from a goroutine of its
+// own, some time after delivery: a signal the agent sent just before it
+// exited may not be there yet when the run looks, and one poll would miss
+// it for good (a run that should end 130 ends 0). flush sends the tool
+// flushSignal and waits for it: the kernel hands a thread its pending
+// signals lowest number first, flushSignal's number is above every signal
+// the run catches, and the runtime forwards the signals it holds in order
+// of their numbers, one at a time, so once flushSignal has come, an ending
+// signal delivered earlier is in s.c (issue 33).
+func (s *signals) flush() {
+	if s.flushed == nil {
+		return
+	}
+	for len(s.flushed) > 0 { // a flush that timed out came late
+		<-s.flushed
+	}
+	if syscall.Kill(os.Getpid(), flushSignal) != nil {
+		return
+	}
+	t := time.NewTimer(flushWait)
+	defer t.Stop()
+	select {
+	case <-s.flushed:
+	case <-t.C:
+	}
 }
 
 // escalates reports whether sig, arriving while the run is already being

@@ -503,6 +503,7 @@ func (s *supervisor) ending() bool {
 // iteration's boundary, in setup, in a zero delay), and reports whether one
 // of them ends the run, or a fault did: then no child may start.
 func (s *supervisor) startBlocked() bool {
+	s.sigs.flush()
 	for {
 		sig := s.sigs.pending()
 		switch {
