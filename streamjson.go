@@ -374,14 +374,9 @@ func clipLongStrings(line []byte) ([]byte, map[string]bool) {
 	return append(out, line[done:]...), kept
 }
 
-// decodeEventStd parses one line with encoding/json: the reference the
-// fast path matches, and the decoder of what it hands back.
-func decodeEventStd(line []byte) (*streamEvent, error) {
-	return decodeEventKeeping(line, nil)
-}
-
-// decodeEventKeeping is decodeEventStd for a line whose strings in kept
-// are clipped already (clipLongStrings).
+// decodeEventKeeping parses one line with encoding/json, the decoder of
+// what the fast path hands back, for a line whose strings in kept are
+// clipped already (clipLongStrings).
 func decodeEventKeeping(line []byte, kept map[string]bool) (e *streamEvent, err error) {
 	e, err = decodeEventJSON(line)
 	if e != nil {
@@ -408,7 +403,7 @@ func clipInput(raw []byte, decoded bool) json.RawMessage {
 	return bytes.Clone(raw)
 }
 
-// decodeEventJSON is decodeEventStd before its strings are clipped.
+// decodeEventJSON is decodeEventKeeping before its strings are clipped.
 func decodeEventJSON(line []byte) (*streamEvent, error) {
 	var e streamEvent
 	if err := json.Unmarshal(line, &e); err != nil {
