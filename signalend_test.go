@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -42,16 +43,11 @@ func TestSignalAtEnd(t *testing.T) {
 		}
 	}
 	// Load: the runtime's signal goroutine must wait for a CPU.
-	done := make(chan struct{})
-	defer close(done)
+	var done atomic.Bool
+	defer done.Store(true)
 	for range 4 {
 		go func() {
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
+			for !done.Load() {
 			}
 		}()
 	}
