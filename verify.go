@@ -316,6 +316,9 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	con := newConsole(out, env.stderr, level)
 	defer con.settle()
+	if err := ignoreRuntimeFiles(w); err != nil {
+		con.errorf("warning: %v", err)
+	}
 	path, err := findAgent(cfg.ClaudeCommand)
 	if err != nil {
 		return err
