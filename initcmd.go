@@ -34,7 +34,9 @@ const starterTODO = `# TODO
 const initUsage = `Usage: claude-iterate init <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
 
 Creates a workspace: a directory holding INSTRUCTIONS.md (the task), a starter
-TODO.md and .metadata.json. <workspace> is a name (letters, digits, '.', '_',
+TODO.md, .metadata.json, and a .gitignore that keeps the tool's runtime files
+(metadata, lock, history, logs, ...) out of git; the task files stay
+committable. <workspace> is a name (letters, digits, '.', '_',
 '-'; up to 64 characters), created under the workspaces directory
 (claude-iterate/workspaces by default), or a path: ".", or starting with "/"
 or "./". An existing workspace is never overwritten.
@@ -169,6 +171,9 @@ func runInit(env *cliEnv, args []string) error {
 	if err := writeWorkspaceFiles(w, text); err != nil {
 		removeCreated(w, created)
 		return fmt.Errorf("creating workspace %s: %w", w.Dir, err)
+	}
+	if err := ignoreRuntimeFiles(w); err != nil {
+		fmt.Fprintf(env.stderr, "%s: warning: %v\n", progName, err)
 	}
 	shown := relPath(env.projectRoot, w.Dir)
 	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)

@@ -72,7 +72,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 // met.
 func (r *runner) afterIteration(it *iterationRun) *ending {
 	o := it.outcome
-	r.checks.notes = promptNotes{} // given to this iteration
+	r.notesGiven()
 	failed, why := o.failed()
 	end := endDone
 	switch {

@@ -265,24 +265,30 @@ func (l *live) tick(now time.Time, interrupt os.Signal, suspended time.Duration)
 	}
 	l.mu.Unlock()
 	if msg, ts, ok := l.status.poll(now); ok {
-		l.mu.Lock()
-		l.setTasks(ts)
-		l.st.Updated = now
-		l.dirty, l.redraw = true, true
-		l.mu.Unlock()
-		l.log.printf("[status update: %s]", msg)
-		if l.pub.statusNotify {
-			ev := runEvent{Event: eventStatus, Message: msg, Complete: ts.Complete}
-			if ts.HasProgress {
-				ev.Progress = &progressRep{ts.Completed, ts.Total}
-			}
-			l.emit(ev)
-		}
+		l.statusChanged(msg, ts, now)
 	}
 	if heartbeat != "" {
 		l.con.progressf("%s", heartbeat)
 	}
 	l.update(now)
+}
+
+// statusChanged takes a change of .status.json: the panel's tasks, the
+// log, and the status_update.
+func (l *live) statusChanged(msg string, ts taskStatus, now time.Time) {
+	l.mu.Lock()
+	l.setTasks(ts)
+	l.st.Updated = now
+	l.dirty, l.redraw = true, true
+	l.mu.Unlock()
+	l.log.printf("[status update: %s]", msg)
+	if l.pub.statusNotify {
+		ev := runEvent{Event: eventStatus, Message: msg, Complete: ts.Complete}
+		if ts.HasProgress {
+			ev.Progress = &progressRep{ts.Completed, ts.Total}
+		}
+		l.emit(ev)
+	}
 }
 
 // setSuspended takes the run's time suspended so far. One rule for every
@@ -426,11 +432,16 @@ func (l *live) stateDirty() bool {
 }
 
 // recorded: an iteration's record is made; totals are the run's, with it.
+// The iteration has ended: .status.json is looked at once more, and a
+// change goes out before the iteration's events.
 func (l *live) recorded(rec *iterationRecord, totals workTotals, elapsed time.Duration) {
 	if l == nil {
 		return
 	}
 	now := time.Now()
+	if msg, ts, ok := l.status.final(now); ok {
+		l.statusChanged(msg, ts, now)
+	}
 	l.mu.Lock()
 	l.st.Totals, l.st.Updated = totals, now
 	if rec.counted() {

@@ -207,6 +207,7 @@ func (r *runner) loop() ending {
 	if len(given) > 0 {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
 	}
+	r.carryFindings()
 	for {
 		r.checks.asks.take() // an answer given while no run waited for it
 		if end := workspaceGone(r.ws); end != nil {
@@ -429,7 +430,7 @@ func (r *runner) waitForAnswer() *ending {
 // the verifier's arguments; the machinery is wired in startLive.
 func (r *runner) newVerifier() *verifier {
 	spec := r.spec
-	spec.args = verifierArgs(r.cfg.ClaudeArgs, r.opts.model.s)
+	spec.args = verifierArgs(r.cfg, r.opts.model.s)
 	if r.opts.dryRun {
 		spec.args = append([]string{mockAgentCommand}, spec.args...)
 	}
@@ -465,23 +466,27 @@ func (r *runner) verifyClaim(claim string) *ending {
 		}
 		rec := v.keep(vr, r.lock.record.RunID, r.count.totals.Iterations)
 		r.count.add(rec, r.mode) // the verifier's cost is the run's
-		r.saveMetadata()
 		vd := vr.verdict
 		if vr.failed {
 			vd = verdict{Verdict: verdictNeedsReview, Summary: "the verifier failed: " + vr.why, Issues: []string{}}
 		}
+		if vd.Verdict != verdictPass {
+			v.failures++
+			// For the next iteration's prompt, this run's or the next run's.
+			r.ws.meta.Verification.Findings = &verifyFindings{Verdict: vd, Attempt: v.failures}
+		}
+		r.saveMetadata()
 		r.live.verified(rec, vd, r.count.totals, r.elapsed())
 		if vd.Verdict == verdictPass {
 			r.con.progressf("Verification passed: %s", sanitizeString(clip(vd.Summary, 300)))
 			return &ending{code: exitOK, reason: "completed (verified): " + claim, status: statusCompleted}
 		}
-		v.failures++
 		if v.failures >= r.cfg.Verification.MaxAttempts {
 			return &ending{code: exitError, status: statusFailed,
 				reason: fmt.Sprintf("failed: verification failed %s: %s", plural(v.failures, "time"), clip(oneLine(vd.Summary), 300))}
 		}
 		r.con.noticef("verification %s (%d of %d): %s; the run goes on", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)))
-		r.checks.notes.verifyNote = verificationNote(vd, v.failures)
+		r.checks.notes.verifyNote = r.ws.meta.Verification.Findings.note()
 		return nil
 	}
 }

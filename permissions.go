@@ -8,7 +8,8 @@ package main
 // --allowedTools, after claude.args; init saves them in the workspace's
 // config (claude.permissionMode, claude.allowedTools), run gives them for
 // one run; MODE is claude's to check (its modes change between versions),
-// the tool list is split at commas.
+// the tool list is split at commas. The verifier gets the same settings
+// less the write tools (verify.go).
 
 import (
 	"strings"
@@ -51,12 +52,45 @@ func addPermissionSettings(values map[string]any, mode, tools stringFlag) {
 
 // permissionArgs are claude's arguments for the permission settings.
 func permissionArgs(cfg *settings) []string {
+	return permissionArgsOf(cfg.PermissionMode, cfg.AllowedTools)
+}
+
+// permissionArgsOf are claude's arguments for a permission mode and a list
+// of allowed tools, each left out when empty.
+func permissionArgsOf(mode string, tools []string) []string {
 	var args []string
-	if cfg.PermissionMode != "" {
-		args = append(args, "--permission-mode", cfg.PermissionMode)
+	if mode != "" {
+		args = append(args, "--permission-mode", mode)
 	}
-	if len(cfg.AllowedTools) > 0 {
-		args = append(args, "--allowedTools", strings.Join(cfg.AllowedTools, ","))
+	if len(tools) > 0 {
+		args = append(args, "--allowedTools", strings.Join(tools, ","))
 	}
 	return args
+}
+
+// writeTools are claude's tools that change files: the verifier, which
+// only reads, never gets them.
+var writeTools = []string{"Write", "Edit", "MultiEdit", "NotebookEdit"}
+
+// isWriteTool reports whether a tool, or an allowedTools entry such as
+// "Write(src/**)", names one of writeTools.
+func isWriteTool(name string) bool {
+	name, _, _ = strings.Cut(name, "(")
+	for _, w := range writeTools {
+		if strings.TrimSpace(name) == w {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutWriteTools is the allowedTools list less its write tools.
+func withoutWriteTools(tools []string) []string {
+	var out []string
+	for _, t := range tools {
+		if !isWriteTool(t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -74,6 +74,11 @@ func (r *runner) setup(pos []string) error {
 	r.lock = lock
 	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
 	r.con = newConsole(env.stdout, env.stderr, r.cfg.OutputLevel)
+	if !opts.dryRun {
+		if err := ignoreRuntimeFiles(ws); err != nil { // a workspace made before the tool did so
+			r.con.errorf("warning: %v", err)
+		}
+	}
 	if prev.RunID != "" && !prev.Ended {
 		if pids := survivors(prev); len(pids) > 0 {
 			r.con.errorf("an earlier run of %s (pid %d) was killed and left %d %s running (pid %s): ending them", ws.Name, prev.PID, len(pids), map[bool]string{true: "process", false: "processes"}[len(pids) == 1], describePIDs(pids))

@@ -5,7 +5,8 @@ package main
 // the supervisor's poll, at most once per statusPollInterval, and cheaply —
 // a stat, and a read only when the file changed; a change is read once the
 // file has not changed for the debounce time (the agent may write it in
-// several steps); a file that does not parse is skipped until it changes
+// several steps); when an iteration ends, the file is looked at once more
+// (final), at once, before the iteration's events go out; a file that does not parse is skipped until it changes
 // again; with notifyOnlyMeaningful, a change of lastUpdated alone is not a
 // change. Messages read "35/60 items (+5) - Migrated the user endpoints",
 // with "✅ Complete!" when the task turns complete.
@@ -94,6 +95,32 @@ func (w *statusWatch) poll(now time.Time) (msg string, ts taskStatus, ok bool) {
 	if w.settleAt.IsZero() || now.Before(w.settleAt) {
 		return "", taskStatus{}, false
 	}
+	return w.take()
+}
+
+// final is the look at the file when an iteration has ended: its agent
+// writes no more, so a change since the last look is read at once, the
+// debounce not waited for. It costs a stat, and a read only after a
+// change; ok reports a change worth telling, as poll does.
+func (w *statusWatch) final(now time.Time) (msg string, ts taskStatus, ok bool) {
+	if w == nil {
+		return "", taskStatus{}, false
+	}
+	w.nextStat = now.Add(statusPollInterval)
+	s := stampOf(w.path)
+	if s == w.seen && w.settleAt.IsZero() {
+		return "", taskStatus{}, false
+	}
+	w.seen = s
+	if !s.exists {
+		w.settleAt = time.Time{}
+		return "", taskStatus{}, false
+	}
+	return w.take()
+}
+
+// take reads a changed file; ok reports a change worth telling.
+func (w *statusWatch) take() (msg string, ts taskStatus, ok bool) {
 	w.settleAt = time.Time{}
 	data, err := readRegularFile(w.path, agentFileCap)
 	if err != nil {

@@ -53,6 +53,44 @@ func TestStatusWatch(t *testing.T) {
 	}
 }
 
+// TestStatusWatchFinal: the look at an iteration's end reads a change at
+// once, whether poll has seen it (settling) or not, and only a change.
+func TestStatusWatchFinal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), statusFile)
+	write := func(s string) {
+		t.Helper()
+		if err := writeFileAtomic(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"progress":{"completed":1,"total":3}}`)
+	w := newStatusWatch(path, time.Hour, true)
+	w.prime()
+	now := time.Now()
+	look := func(what string, got func() (string, taskStatus, bool), want string) {
+		t.Helper()
+		msg, _, ok := got()
+		if g := map[bool]string{true: msg, false: "-"}[ok]; g != want {
+			t.Errorf("%s = %q; want %q", what, g, want)
+		}
+	}
+	final := func() (string, taskStatus, bool) { return w.final(now) }
+	look("final, unchanged", final, "-")
+	write(`{"progress":{"completed":2,"total":3}}`)
+	look("final, never polled", final, "2/3 items (+1)")
+	look("final again", final, "-")
+	write(`{"progress":{"completed":3,"total":3},"complete":true}`)
+	look("poll", func() (string, taskStatus, bool) { return w.poll(now.Add(2 * time.Second)) }, "-") // settling for an hour
+	look("final, settling", final, "3/3 items (+1) ✅ Complete!")
+	look("poll after", func() (string, taskStatus, bool) { return w.poll(now.Add(time.Hour + 3*time.Second)) }, "-")
+	os.Remove(path)
+	look("final, removed", final, "-")
+	var none *statusWatch
+	if _, _, ok := none.final(now); ok {
+		t.Error("a nil watch reported a change")
+	}
+}
+
 func TestEndEvent(t *testing.T) {
 	for _, tc := range []struct {
 		end   ending

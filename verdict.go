@@ -150,12 +150,32 @@ type verificationState struct {
 	LastSummary string     `json:"lastSummary,omitempty"`
 	LastTime    *time.Time `json:"lastTime,omitempty"`
 	Attempts    int        `json:"attempts"` // every verification of the workspace
+	// Findings are the last failed verification's, until an iteration's
+	// prompt has had them: the next run's first prompt carries them.
+	Findings *verifyFindings `json:"findings,omitempty"`
 }
 
-// verificationNote is the next prompt's note after a failed verification.
+// verifyFindings are a failed verification's findings, for the prompt.
+type verifyFindings struct {
+	Verdict verdict `json:"verdict"`
+	// Attempt counts the run's failed verifications (run --verify); 0 for
+	// the verify command's.
+	Attempt int `json:"attempt,omitempty"`
+}
+
+// note is the prompt's note of the findings.
+func (f *verifyFindings) note() string { return verificationNote(f.Verdict, f.Attempt) }
+
+// verificationNote is the next prompt's note after a failed verification:
+// of run --verify's attempt, or (attempt 0) of the verify command.
 func verificationNote(v verdict, attempt int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "A verifier checked your claim that the task is complete (attempt %d), and its verdict is %s.\nIts summary:\n%s\n", attempt, v.Verdict, v.Summary)
+	if attempt > 0 {
+		fmt.Fprintf(&b, "A verifier checked your claim that the task is complete (attempt %d), and its verdict is %s.\n", attempt, v.Verdict)
+	} else {
+		fmt.Fprintf(&b, "A verifier checked the task (claude-iterate verify), and its verdict is %s.\n", v.Verdict)
+	}
+	fmt.Fprintf(&b, "Its summary:\n%s\n", v.Summary)
 	if len(v.Issues) > 0 {
 		b.WriteString("The issues it found:\n")
 		for _, is := range v.Issues {
@@ -165,12 +185,17 @@ func verificationNote(v verdict, attempt int) string {
 	if v.Text != "" {
 		fmt.Fprintf(&b, "Its final text:\n%s\n", clip(v.Text, 8000))
 	}
-	b.WriteString("Fix only these issues; do not redo or change work that is not named. Then mark the task complete again.\n")
+	b.WriteString("Fix only these issues; do not redo or change work that is not named. ")
+	if attempt > 0 {
+		b.WriteString("Then mark the task complete again.\n")
+	} else {
+		b.WriteString("Then mark the task complete when it is.\n")
+	}
 	return b.String()
 }
 
 // reportText is the verification report.
-func reportText(ws *workspace, v verdict, depth string, at time.Time, cost float64, refused []string) []byte {
+func reportText(ws *workspace, v verdict, depth string, at time.Time, cost float64, refused []string, fix string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Verification report: %s\n\n", ws.Name)
 	fmt.Fprintf(&b, "- Verdict: **%s**\n", v.Verdict)
@@ -190,6 +215,9 @@ func reportText(ws *workspace, v verdict, depth string, at time.Time, cost float
 		b.WriteString("\n## Refused tool calls\n\n")
 		for _, r := range refused {
 			fmt.Fprintf(&b, "- %s\n", r)
+		}
+		if fix != "" {
+			fmt.Fprintf(&b, "\nThe fix: %s.\n", fix)
 		}
 	}
 	if v.Text != "" {

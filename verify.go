@@ -4,8 +4,14 @@ package main
 // verification prompt) judges whether the task is done, and ends with a
 // verdict (verdict.go). The rules are:
 //
-//   - The verifier is read-only: --disallowedTools names Write, Edit and
-//     NotebookEdit, after the user's claude args.
+//   - The verifier is read-only: --disallowedTools names the write tools
+//     (Write, Edit, MultiEdit, NotebookEdit), after the user's claude args
+//     and the workspace's permissions (claude.permissionMode,
+//     claude.allowedTools less the write tools), so that it may run what
+//     the workspace's agent may. Its refused calls are named with the fix.
+//   - A failed verification's findings go to the next iteration's prompt,
+//     and are kept in the metadata until an iteration got them: the next
+//     run's first prompt carries them too.
 //   - It runs through the machinery of an iteration: startAgent under the
 //     supervisor, so refused calls, a usage limit (waited for, then the
 //     verification is retried), Ctrl+C and the hang protections behave as
@@ -21,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,8 +44,12 @@ it needs (tests, builds), and end with a verdict:
   {"verdict": "pass"|"fail"|"needs_review", "summary": "…",
    "issues": ["…"], "confidence": "high"|"medium"|"low"}
 The verifier is read-only: it runs with --disallowedTools Write Edit
-NotebookEdit, after the claude.args of the configuration. A missing or
-unreadable verdict is needs_review, with the verifier's text kept.
+MultiEdit NotebookEdit, after the claude.args of the configuration and the
+workspace's permissions (claude.permissionMode, and claude.allowedTools less
+those tools), so that it may run what the agent may; its refused calls are
+named with the fix. A missing or unreadable verdict is needs_review, with
+the verifier's text kept. The findings of a fail or needs_review go to the
+first prompt of the next run.
 
 The report goes to <workspace>/verification-report.md; the verdict to the
 history ('claude-iterate history') and the metadata ('status'). Refused tool
@@ -77,7 +88,8 @@ type verifier struct {
 	timeout, idle time.Duration
 	onEvent       func(*streamEvent)
 	history       *historyWriter
-	failures      int // failed verifications in this run (run --verify)
+	failures      int  // failed verifications in this run (run --verify)
+	hinted        bool // the fix for its refused calls was shown
 }
 
 // verification is one verifier's run, judged.
@@ -92,10 +104,12 @@ type verification struct {
 }
 
 // verifierArgs are the verifier's arguments: the user's claude args, the
-// read-only restriction, the stream-json options.
-func verifierArgs(claudeArgs []string, model string) []string {
-	args := append([]string{}, claudeArgs...)
-	args = append(args, "--disallowedTools", "Write", "Edit", "NotebookEdit")
+// workspace's permissions less the write tools, the read-only restriction,
+// the stream-json options.
+func verifierArgs(cfg *settings, model string) []string {
+	args := append([]string{}, cfg.ClaudeArgs...)
+	args = append(args, permissionArgsOf(cfg.PermissionMode, withoutWriteTools(cfg.AllowedTools))...)
+	args = append(append(args, "--disallowedTools"), writeTools...)
 	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
 	if model != "" {
 		args = append(args, "--model", model)
@@ -179,9 +193,16 @@ func (v *verifier) keep(vr *verification, runID string, iteration int) *iteratio
 	m.Verification.Attempts++
 	m.Verification.LastTime = &now
 	m.Verification.LastVerdict, m.Verification.LastSummary = firstNonEmpty(vr.verdict.Verdict, "error"), firstNonEmpty(vr.verdict.Summary, vr.why)
+	if !vr.failed && vr.verdict.Verdict == verdictPass {
+		m.Verification.Findings = nil // the task passed: nothing left to fix
+	}
+	fix := ""
+	if len(vr.refused) > 0 {
+		fix = verifierRefusedHint(vr.outcome.denials(), v.ws)
+	}
 	if !vr.failed {
 		path := filepath.Join(v.ws.Dir, verifyReportFile)
-		if err := writeFileAtomicSync(path, reportText(v.ws, vr.verdict, v.depth, now, vr.outcome.cost(), vr.refused), 0o600, true); err != nil {
+		if err := writeFileAtomicSync(path, reportText(v.ws, vr.verdict, v.depth, now, vr.outcome.cost(), vr.refused, fix), 0o600, true); err != nil {
 			v.con.errorf("warning: writing %s: %v", path, unwrapPathError(err))
 		}
 	}
@@ -193,8 +214,39 @@ func (v *verifier) keep(vr *verification, runID string, iteration int) *iteratio
 	v.log.Flush()
 	if len(vr.refused) > 0 {
 		v.con.noticef("verifier: %s", denialSummary(vr.refused, maxDenialsShown))
+		v.log.printf("HINT: %s", fix)
+		if !v.hinted && v.con.level != outputQuiet {
+			v.hinted = true
+			v.con.noticef("hint: %s", fix)
+		}
 	}
 	return rec
+}
+
+// verifierRefusedHint is the fix for the verifier's refused calls ds: the
+// tools to add to claude.allowedTools (the verifier gets the workspace's
+// permissions, less the write tools), or, when it tried only to write,
+// why that is refused.
+func verifierRefusedHint(ds []permissionDenial, w *workspace) string {
+	var tools []string
+	for _, d := range ds {
+		if name := d.ToolName; name != "" && !isWriteTool(name) && !slices.Contains(tools, name) {
+			tools = append(tools, name)
+		}
+	}
+	if len(tools) == 0 {
+		return "the verifier only reads: its writes are refused by design (" + andList(writeTools) + " are disallowed)"
+	}
+	target := ""
+	if !w.Ralph {
+		target = " --workspace " + shellQuote(w.Name)
+	}
+	var cmds []string
+	for _, t := range tools {
+		cmds = append(cmds, "claude-iterate config set claude.allowedTools "+shellQuote(t)+" --add"+target)
+	}
+	return "the verifier gets claude.allowedTools and claude.permissionMode less the write tools (it only reads): to let it check the work, " +
+		strings.Join(cmds, " && ")
 }
 
 // verdictOr is the verdict's name, or def for none.
@@ -264,6 +316,9 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	con := newConsole(out, env.stderr, level)
 	defer con.settle()
+	if err := ignoreRuntimeFiles(w); err != nil {
+		con.errorf("warning: %v", err)
+	}
 	path, err := findAgent(cfg.ClaudeCommand)
 	if err != nil {
 		return err
@@ -286,7 +341,7 @@ func runVerify(env *cliEnv, args []string) error {
 	defer log.Close()
 	sup.log = log
 	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: env.projectRoot, depth: depth,
-		spec:    childSpec{path: path, argv0: cfg.ClaudeCommand, args: verifierArgs(cfg.ClaudeArgs, o.model.s), dir: env.projectRoot},
+		spec:    childSpec{path: path, argv0: cfg.ClaudeCommand, args: verifierArgs(cfg, o.model.s), dir: env.projectRoot},
 		timeout: o.iterationTimeout.d, idle: o.idle.d, history: hist}
 	con.progressf("Verifying %s (%s)", w.Name, depth)
 	for {
@@ -308,6 +363,9 @@ func runVerify(env *cliEnv, args []string) error {
 			continue
 		}
 		rec := v.keep(vr, lock.record.RunID, 1)
+		if !vr.failed && vr.verdict.Verdict != verdictPass {
+			w.meta.Verification.Findings = &verifyFindings{Verdict: vr.verdict} // for the next run's first prompt
+		}
 		if err := w.save(); err != nil {
 			con.errorf("warning: saving %s: %v", w.metadataPath(), err)
 		}
@@ -392,4 +450,12 @@ func mockVerifier(emit func(map[string]any), step func() (int, bool), text func(
 	emit(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": result,
 		"num_turns": 2, "total_cost_usd": 0.0045, "session_id": session})
 	return 0
+}
+
+// andList is "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

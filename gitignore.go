@@ -1,0 +1,153 @@
+package main
+
+// This file keeps the tool's runtime files out of git, so that an agent's
+// `git add -A` commits none of them. The rules are:
+//
+//   - A workspace's state directory holds a .gitignore of the tool's that
+//     names only the runtime files (runtimeFiles: the lock, the run state,
+//     the metadata, the pending answer, the stop file, the history, the
+//     logs with their reserve file, the verification report, the
+//     temporary files) and itself: no tracked file of the user's is
+//     touched, and nothing of the tool's goes into a commit.
+//   - The task files stay committable: INSTRUCTIONS.md, TODO.md,
+//     .status.json (the agent's progress, which goes with its work) and
+//     ANSWERS.md.
+//   - init makes it, and each run makes it again when it is missing; a
+//     .gitignore whose first line is gitignoreHeader is the tool's, and is
+//     brought up to date. Any other .gitignore there is the user's and is
+//     never changed: the names go to the repository's info/exclude
+//     instead, a block per state directory, added once — when the
+//     directory is in a git work tree.
+//   - A failure is a warning: it never stops init or a run.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// gitignoreHeader is the first line of the tool's .gitignore.
+const gitignoreHeader = "# Written by claude-iterate: its runtime files in this directory, kept out of git."
+
+// gitignoreCap bounds the .gitignore and info/exclude files read.
+const gitignoreCap = 1 << 20
+
+// runtimeFiles are the patterns of the tool's runtime files, relative to
+// a state directory.
+var runtimeFiles = []string{lockFile, runStateFile, metadataFile, answerFile, stopFile, historyFile,
+	logsDir + "/", verifyReportFile, ".*.tmp-*"}
+
+// gitignoreText is the tool's .gitignore.
+func gitignoreText() string {
+	var b strings.Builder
+	b.WriteString(gitignoreHeader + "\n")
+	fmt.Fprintf(&b, "# The task files (%s, %s, %s, %s) stay committable.\n", instructionsFile, todoFile, statusFile, answersFile)
+	b.WriteString("# claude-iterate rewrites this file while its first line is kept.\n")
+	b.WriteString("/.gitignore\n")
+	for _, f := range runtimeFiles {
+		b.WriteString("/" + f + "\n")
+	}
+	return b.String()
+}
+
+// ignoreRuntimeFiles keeps w's runtime files out of git: the tool's
+// .gitignore in its state directory, or, beside a .gitignore of the
+// user's, the repository's info/exclude.
+func ignoreRuntimeFiles(w *workspace) error {
+	path := filepath.Join(w.StateDir, ".gitignore")
+	want := gitignoreText()
+	data, err := readRegularFile(path, gitignoreCap)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := writeNewFile(path, want, 0o644); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("keeping the runtime files out of git: writing %s: %w", path, unwrapPathError(err))
+		}
+		return nil
+	case err == nil && strings.HasPrefix(string(data), gitignoreHeader+"\n"):
+		if string(data) == want {
+			return nil
+		}
+		if err := writeFileAtomicSync(path, []byte(want), 0o644, false); err != nil {
+			return fmt.Errorf("keeping the runtime files out of git: writing %s: %w", path, unwrapPathError(err))
+		}
+		return nil
+	}
+	return excludeRuntimeFiles(w.StateDir)
+}
+
+// excludeRuntimeFiles names the runtime files of dir in the info/exclude
+// of the git repository around it, once; outside a repository it does
+// nothing.
+func excludeRuntimeFiles(dir string) error {
+	if !underGit(dir) {
+		return nil
+	}
+	fail := func(err error) error { return fmt.Errorf("keeping the runtime files out of git: %w", err) }
+	out, err := runGit(dir, "rev-parse", "--show-toplevel", "--git-path", "info/exclude")
+	if err != nil {
+		return fail(fmt.Errorf("git rev-parse in %s: %v", dir, err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return fail(fmt.Errorf("git rev-parse in %s said %q", dir, out))
+	}
+	top, exclude := lines[0], lines[1]
+	if !filepath.IsAbs(exclude) {
+		exclude = filepath.Join(dir, exclude)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fail(err)
+	}
+	if t, err := filepath.EvalSymlinks(top); err == nil {
+		top = t
+	}
+	rel, err := filepath.Rel(top, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fail(fmt.Errorf("%s is outside its work tree %s", dir, top))
+	}
+	prefix := "/"
+	if rel != "." {
+		prefix = "/" + filepath.ToSlash(rel) + "/"
+	}
+	begin := "# claude-iterate: the runtime files in " + prefix
+	data, err := readRegularFile(exclude, gitignoreCap)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fail(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if l == begin {
+			return nil
+		}
+	}
+	text := string(data)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	text += begin + "\n"
+	for _, f := range runtimeFiles {
+		text += prefix + f + "\n"
+	}
+	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
+		return fail(err)
+	}
+	if err := writeFileAtomicSync(exclude, []byte(text), 0o644, false); err != nil {
+		return fail(unwrapPathError(err))
+	}
+	return nil
+}
+
+// underGit reports whether dir is below a .git entry, without starting
+// git.
+func underGit(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
