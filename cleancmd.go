@@ -103,7 +103,7 @@ func runClean(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := openWorkspace(env.projectRoot, dir, arg)
+	w, err := openWorkspace(env, dir, arg)
 	if err != nil {
 		return err
 	}

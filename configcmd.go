@@ -59,7 +59,8 @@ comes from. Layers, highest first:
 
   flag       command-line flags of 'run'
   env        $CLAUDE_ITERATE_CLAUDE (claude.command)
-  workspace  "config" in <workspace>/.metadata.json (set by 'init' flags)
+  workspace  "config" in <workspace>/.workspace.json (set by 'init' flags
+             and 'config set --workspace'; committable)
   project    .claude-iterate.json in the project root: the nearest directory
              upwards holding claude-iterate/, .claude-iterate.json or
              .claude-iterate/ (else the current directory)
@@ -112,7 +113,7 @@ func runConfig(env *cliEnv, args []string) error {
 	var ws *workspace
 	if len(pos) == 1 {
 		base := resolveSettings(envLayer(), project, user)
-		ws, err = openWorkspace(env.projectRoot, base.WorkspacesDir, pos[0])
+		ws, err = openWorkspace(env, base.WorkspacesDir, pos[0])
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,9 @@ const configSetUsage = `Setting keys:
   claude-iterate config unset KEY [--user|--project|--workspace WS]
 
   set writes KEY to one layer: --project (the default, .claude-iterate.json
-  in the project root), --user, or --workspace WS (its .metadata.json).
+  in the project root), --user, or --workspace WS (its .workspace.json,
+  which goes with its task in git; a notify URL with credentials goes to
+  its .metadata.json instead, out of git).
   VALUE is JSON where it parses as JSON (5, true, ["a","b"], {"…":…}),
   else a string. --add and --remove add one element to an array key or
   remove it, starting from the key's effective value. Keys and values are
@@ -46,7 +48,7 @@ const configSetUsage = `Setting keys:
 // configTarget is the layer a set or unset writes.
 type configTarget struct {
 	layer string // layerProject, layerUser or layerWorkspace
-	path  string // the file (the workspace's .metadata.json)
+	path  string // the file (the workspace's .workspace.json)
 	shown string // the file as shown
 	ws    *workspace
 	// below are the layers under it, for --add and --remove.
@@ -158,7 +160,11 @@ func runConfigSet(env *cliEnv, args []string, unset bool) error {
 	if key.kind == kindURL {
 		shown = redactURL(val.(string))
 	}
-	fmt.Fprintf(env.stdout, "Set %s = %s in the %s config (%s)\n", key.name, shown, t.layer, t.shown)
+	where := t.shown
+	if t.ws != nil && secretValue(key.name, val) {
+		where = relPath(env.projectRoot, t.ws.metadataPath()) + ": it holds credentials, kept out of git"
+	}
+	fmt.Fprintf(env.stdout, "Set %s = %s in the %s config (%s)\n", key.name, shown, t.layer, where)
 	return nil
 }
 
@@ -250,11 +256,11 @@ func configTargetOf(env *cliEnv, user bool, wsArg stringFlag) (*configTarget, er
 		}
 		return &configTarget{layer: layerUser, path: p, shown: p}, nil
 	case wsArg.set:
-		w, err := openWorkspace(env.projectRoot, resolveSettings(envLayer(), projectLayer, userLayer).WorkspacesDir, wsArg.s)
+		w, err := openWorkspace(env, resolveSettings(envLayer(), projectLayer, userLayer).WorkspacesDir, wsArg.s)
 		if err != nil {
 			return nil, err
 		}
-		return &configTarget{layer: layerWorkspace, path: w.metadataPath(), shown: relPath(env.projectRoot, w.metadataPath()), ws: w,
+		return &configTarget{layer: layerWorkspace, path: settingsPath(w), shown: relPath(env.projectRoot, settingsPath(w)), ws: w,
 			below: []*configLayer{projectLayer, userLayer}}, nil
 	}
 	return &configTarget{layer: layerProject, path: projectPath, shown: relPath(env.projectRoot, projectPath), below: []*configLayer{userLayer}}, nil
@@ -297,6 +303,9 @@ func (t *configTarget) write(obj map[string]any) error {
 		t.ws.meta.Config = obj
 		if len(obj) == 0 {
 			t.ws.meta.Config = nil
+		}
+		if err := writeSettings(t.ws); err != nil {
+			return err
 		}
 		return t.ws.save()
 	}

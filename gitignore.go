@@ -10,8 +10,9 @@ package main
 //     temporary files) and itself: no tracked file of the user's is
 //     touched, and nothing of the tool's goes into a commit.
 //   - The task files stay committable: INSTRUCTIONS.md, TODO.md,
-//     .status.json (the agent's progress, which goes with its work) and
-//     ANSWERS.md.
+//     .status.json (the agent's progress, which goes with its work),
+//     ANSWERS.md and .workspace.json (the user's settings of the
+//     workspace, workspacesettings.go).
 //   - init makes it, and each run makes it again when it is missing; a
 //     .gitignore whose first line is gitignoreHeader is the tool's, and is
 //     brought up to date. Any other .gitignore there is the user's and is
@@ -43,7 +44,7 @@ var runtimeFiles = []string{lockFile, runStateFile, metadataFile, answerFile, st
 func gitignoreText() string {
 	var b strings.Builder
 	b.WriteString(gitignoreHeader + "\n")
-	fmt.Fprintf(&b, "# The task files (%s, %s, %s, %s) stay committable.\n", instructionsFile, todoFile, statusFile, answersFile)
+	fmt.Fprintf(&b, "# The task files (%s, %s, %s, %s, %s) stay committable.\n", instructionsFile, todoFile, statusFile, answersFile, settingsFile)
 	b.WriteString("# claude-iterate rewrites this file while its first line is kept.\n")
 	b.WriteString("/.gitignore\n")
 	for _, f := range runtimeFiles {

@@ -34,9 +34,11 @@ const starterTODO = `# TODO
 const initUsage = `Usage: claude-iterate init <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
 
 Creates a workspace: a directory holding INSTRUCTIONS.md (the task), a starter
-TODO.md, .metadata.json, and a .gitignore that keeps the tool's runtime files
-(metadata, lock, history, logs, ...) out of git; the task files stay
-committable. <workspace> is a name (letters, digits, '.', '_',
+TODO.md, .workspace.json (its mode and config), .metadata.json, and a
+.gitignore that keeps the tool's runtime files (metadata, lock, history,
+logs, ...) out of git; the task files and .workspace.json stay committable.
+A clone of the repository needs no init: 'run' (or any command) takes the
+workspace up from them. <workspace> is a name (letters, digits, '.', '_',
 '-'; up to 64 characters), created under the workspaces directory
 (claude-iterate/workspaces by default), or a path: ".", or starting with "/"
 or "./". An existing workspace is never overwritten.
@@ -62,7 +64,8 @@ Options:
                               'Edit,Write,Bash(go test:*)' (claude.allowedTools)
 
 The options after --mode are saved as this workspace's configuration
-("config" in .metadata.json), above the project and user config files.
+("config" in .workspace.json; a notify URL with credentials in
+.metadata.json, out of git), above the project and user config files.
 
 Examples:
   claude-iterate init api-migration --instructions TASK.md

@@ -298,7 +298,7 @@ func runSetup(env *cliEnv, args []string) error {
 		return err
 	}
 	exists := true
-	if err := w.load(); errors.Is(err, os.ErrNotExist) {
+	if err := loadWorkspace(env, w, true); errors.Is(err, os.ErrNotExist) {
 		exists = false
 	} else if err != nil {
 		return err
@@ -384,14 +384,15 @@ func runSetup(env *cliEnv, args []string) error {
 }
 
 // leftEmpty reports whether a workspace setup created holds nothing but what
-// setup wrote: .metadata.json, and at most an INSTRUCTIONS.md without a task.
+// setup wrote: .metadata.json, .workspace.json, and at most an
+// INSTRUCTIONS.md without a task.
 func leftEmpty(w *workspace) bool {
 	entries, err := readDir(w.Dir)
 	if err != nil {
 		return false
 	}
 	for _, e := range entries {
-		if e.Name() != metadataFile && e.Name() != instructionsFile {
+		if e.Name() != metadataFile && e.Name() != settingsFile && e.Name() != instructionsFile {
 			return false
 		}
 	}
@@ -418,7 +419,7 @@ func runEdit(env *cliEnv, args []string) error {
 		return err
 	}
 	base := resolveSettings(envLayer(), project, user)
-	w, err := openWorkspace(env.projectRoot, base.WorkspacesDir, arg)
+	w, err := openWorkspace(env, base.WorkspacesDir, arg)
 	if err != nil {
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) {

@@ -34,7 +34,7 @@ func (r *runner) setup(pos []string) error {
 	var ws *workspace
 	switch {
 	case len(pos) == 1:
-		ws, err = openWorkspace(env.projectRoot, base.WorkspacesDir, pos[0])
+		ws, err = openWorkspaceKeep(env, base.WorkspacesDir, pos[0], !opts.dryRun)
 		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
 			var nw *hintError
 			if errors.As(err, &nw) {

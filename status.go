@@ -92,7 +92,7 @@ func listWorkspaces(env *cliEnv) error {
 		}
 		w := &workspace{Name: e.Name(), Dir: filepath.Join(dir, e.Name())}
 		w.StateDir = w.Dir
-		if err := w.load(); err != nil {
+		if err := loadWorkspace(env, w, true); err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				broken = append(broken, err)
 			}
@@ -310,7 +310,7 @@ func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openWorkspace(env.projectRoot, dir, pos[0])
+	return openWorkspace(env, dir, pos[0])
 }
 
 // lookAtWorkspace is workspaceFromArgs for the commands that only look at
@@ -322,7 +322,7 @@ func lookAtWorkspace(env *cliEnv, pos []string) (w *workspace, warn, err error) 
 		return w, nil, err
 	}
 	dir, warn := workspacesDirLenient(env)
-	w, err = openWorkspace(env.projectRoot, dir, pos[0])
+	w, err = openWorkspace(env, dir, pos[0])
 	return w, warn, err
 }
 

@@ -120,7 +120,7 @@ func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 		}
 	}
 	byHand := "touch " + shellQuote(relPath(env.projectRoot, w.stopPath()))
-	err := w.load()
+	err := loadWorkspace(env, w, true)
 	switch {
 	case err == nil:
 		return w, nil

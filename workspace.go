@@ -130,6 +130,9 @@ type metadata struct {
 	Verification      *verificationState `json:"verification,omitempty"` // verify.go
 
 	configLayer *configLayer
+	// hasSettings is set once the mode and config are those of the
+	// settings file (workspacesettings.go).
+	hasSettings bool
 }
 
 // condReport is one stop condition's last evaluation, for 'status'.
@@ -273,15 +276,22 @@ func (e *errNoWorkspace) Error() string {
 	return fmt.Sprintf("workspace %q not found (no %s)", e.arg, filepath.Join(e.dir, metadataFile))
 }
 
-// openWorkspace locates and loads an existing workspace.
-func openWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error) {
-	w, err := locateWorkspace(projectRoot, workspacesDir, arg)
+// openWorkspace locates and loads an existing workspace, taking up one
+// that came without its runtime files (loadWorkspace).
+func openWorkspace(env *cliEnv, workspacesDir, arg string) (*workspace, error) {
+	return openWorkspaceKeep(env, workspacesDir, arg, true)
+}
+
+// openWorkspaceKeep is openWorkspace; a workspace it takes up is written
+// only when keep is set (not by a dry run).
+func openWorkspaceKeep(env *cliEnv, workspacesDir, arg string, keep bool) (*workspace, error) {
+	w, err := locateWorkspace(env.projectRoot, workspacesDir, arg)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.load(); err != nil {
+	if err := loadWorkspace(env, w, keep); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, withHint(&errNoWorkspace{arg: arg, dir: relPath(projectRoot, w.StateDir)}, "create it with: claude-iterate init %s", arg)
+			return nil, withHint(&errNoWorkspace{arg: arg, dir: relPath(env.projectRoot, w.StateDir)}, "create it with: claude-iterate init %s", arg)
 		}
 		return nil, err
 	}
@@ -291,7 +301,8 @@ func openWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error) {
 // metadataCap bounds .metadata.json.
 const metadataCap = 16 << 20
 
-// load reads .metadata.json.
+// load reads .metadata.json, and the settings file, whose mode and config
+// win over its copies.
 func (w *workspace) load() error {
 	path := w.metadataPath()
 	// The agent works in the workspace: the file may be anything.
@@ -305,6 +316,16 @@ func (w *workspace) load() error {
 	m, err := parseMetadata(path, data)
 	if err != nil {
 		return err
+	}
+	if !w.Ralph {
+		switch s, err := readSettings(w); {
+		case err == nil:
+			if err := m.applySettings(s, settingsPath(w)); err != nil {
+				return err
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		}
 	}
 	w.meta = m
 	return nil
@@ -358,10 +379,16 @@ func (w *workspace) save() error {
 // config may hold a secret (a notify URL's password).
 const metadataPerm = 0o600
 
-// saveSync writes .metadata.json, fsynced when durable is set.
+// saveSync writes .metadata.json, fsynced when durable is set, and the
+// settings file of a workspace that has none yet.
 func (w *workspace) saveSync(durable bool) error {
 	if err := ensureStateDir(w); err != nil {
 		return err
+	}
+	if !w.Ralph && !w.meta.hasSettings {
+		if err := writeSettings(w); err != nil {
+			return err
+		}
 	}
 	data, err := json.MarshalIndent(w.meta, "", "  ")
 	if err != nil {
@@ -419,6 +446,9 @@ func unwrapPathError(err error) error {
 // workspace; arg is the workspace as the user gave it, for the hint. It
 // returns the directories it created, outermost first.
 func createWorkspaceDir(w *workspace, arg string) ([]string, error) {
+	if _, err := os.Lstat(w.metadataPath()); errors.Is(err, os.ErrNotExist) && hasTaskFiles(w) {
+		return nil, existingTask(w, arg)
+	}
 	for _, f := range []string{metadataFile, instructionsFile, todoFile} {
 		if _, err := os.Lstat(filepath.Join(w.Dir, f)); err == nil {
 			return nil, withHint(fmt.Errorf("workspace %s already exists (%s has %s)", w.Name, w.Dir, f), "choose another name, or run it: claude-iterate run %s", shellQuote(arg))
@@ -472,7 +502,7 @@ func writeNewFile(path, content string, perm os.FileMode) error {
 // removeCreated undoes a failed init: the files it wrote and the directories
 // it created.
 func removeCreated(w *workspace, created []string) {
-	for _, f := range []string{instructionsFile, todoFile, metadataFile} {
+	for _, f := range []string{instructionsFile, todoFile, metadataFile, settingsFile} {
 		os.Remove(filepath.Join(w.Dir, f))
 	}
 	for i := len(created) - 1; i >= 0; i-- {
