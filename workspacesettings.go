@@ -57,6 +57,11 @@ func readSettings(w *workspace) (*workspaceSettings, error) {
 		}
 		return nil, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
+	return parseSettings(path, data)
+}
+
+// parseSettings parses and checks a settings file, read from path.
+func parseSettings(path string, data []byte) (*workspaceSettings, error) {
 	doc, err := parseJSONDoc(path, data)
 	if err != nil {
 		return nil, err
