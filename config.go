@@ -2,8 +2,8 @@ package main
 
 // This file implements configuration. The rules are: one table, configKeys,
 // names every key, its type and default; values come from layers, highest
-// first — command-line flags, the environment, the workspace (.metadata.json
-// "config"), the project (.claude-iterate.json in the project root), the user
+// first — command-line flags, the environment, the workspace (.workspace.json
+// "config", else .metadata.json's copy: workspacesettings.go), the project (.claude-iterate.json in the project root), the user
 // ($XDG_CONFIG_HOME/claude-iterate/config.json) and the built-in defaults —
 // and the effective value of a key is the one from the highest layer that
 // sets it. A config file may nest keys ({"claude":{"command":…}}) or spell them
