@@ -323,3 +323,12 @@ func (c *runCounters) condState(rec *iterationRecord) condState {
 		Tests: c.lastTests, TestFailStreak: c.testFailStreak,
 	}
 }
+
+// notesGiven forgets the notes a counted iteration was given, and the
+// metadata's verification findings with them (saved with the iteration).
+func (r *runner) notesGiven() {
+	r.checks.notes = promptNotes{}
+	if vs := r.ws.meta.Verification; vs != nil {
+		vs.Findings = nil
+	}
+}

@@ -53,29 +53,6 @@ func (n *promptNotes) text(w *workspace) string {
 	return b.String()
 }
 
-// carryFindings gives the run's first iteration the findings of a failed
-// verification that no iteration has had yet (an earlier run's, or the
-// verify command's), and says so.
-func (r *runner) carryFindings() {
-	vs := r.ws.meta.Verification
-	if vs == nil || vs.Findings == nil {
-		return
-	}
-	f := vs.Findings
-	r.checks.notes.verifyNote = f.note()
-	r.con.progressf("Findings of the last verification (%s: %s) go to the first iteration's prompt",
-		f.Verdict.Verdict, sanitizeString(clip(oneLine(f.Verdict.Summary), 200)))
-}
-
-// notesGiven forgets the notes a counted iteration was given, and the
-// metadata's verification findings with them (saved with the iteration).
-func (r *runner) notesGiven() {
-	r.checks.notes = promptNotes{}
-	if vs := r.ws.meta.Verification; vs != nil {
-		vs.Findings = nil
-	}
-}
-
 // holdClaim refuses the completion v claims at iteration n, before
 // minimum: the run goes on — unless a condition of another group is met
 // too — and the next prompt says why.

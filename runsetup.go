@@ -447,3 +447,17 @@ func (r *runner) buildPrompt() (string, error) {
 	}
 	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)) + r.checks.notes.text(r.ws), nil
 }
+
+// carryFindings gives the run's first iteration the findings of a failed
+// verification that no iteration has had yet (an earlier run's, or the
+// verify command's), and says so.
+func (r *runner) carryFindings() {
+	vs := r.ws.meta.Verification
+	if vs == nil || vs.Findings == nil {
+		return
+	}
+	f := vs.Findings
+	r.checks.notes.verifyNote = f.note()
+	r.con.progressf("Findings of the last verification (%s: %s) go to the first iteration's prompt",
+		f.Verdict.Verdict, sanitizeString(clip(oneLine(f.Verdict.Summary), 200)))
+}
