@@ -92,13 +92,17 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 	info := &archiveInfo{}
 	gz := gzip.NewWriter(f)
 	tw := tar.NewWriter(gz)
-	if err := addWorkspace(tw, dir, top, info); err != nil {
-		return nil, err
+	err = addWorkspace(tw, dir, top, info)
+	if err == nil {
+		err = tw.Close()
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
+	if err == nil {
+		err = gz.Close()
 	}
-	if err := gz.Close(); err != nil {
+	if err != nil {
+		if ierr := f.check(); ierr != nil {
+			return nil, ierr // what was being written when it came is beside the point
+		}
 		return nil, err
 	}
 	// Private: the workspace's .metadata.json may hold a secret.
