@@ -88,10 +88,13 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 		return nil, err
 	}
 	defer t.discard()
-	f := &interruptibleWriter{w: t, sigs: sigs}
 	info := &archiveInfo{}
-	gz := gzip.NewWriter(f)
-	tw := tar.NewWriter(gz)
+	gz := gzip.NewWriter(t)
+	// Looked at before each write to gzip, which writes to the file
+	// seldom when the data compresses well: a signal is seen within a
+	// block of the tar (32 KiB) wherever it comes.
+	f := &interruptibleWriter{w: gz, sigs: sigs}
+	tw := tar.NewWriter(f)
 	err = addWorkspace(tw, dir, top, info)
 	if err == nil {
 		err = tw.Close()
