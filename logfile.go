@@ -96,7 +96,7 @@ func (l *runLog) makeReserve(path string) {
 	t, err := newTempFile(path)
 	if err != nil {
 		if errors.Is(err, errNotRegular) && l.warn != nil {
-			l.warn(fmt.Errorf("no room kept for the run's state: %v", err))
+			l.warn(fmt.Errorf("%s: %v; no room is kept for the run's state", path, unwrapPathError(err)))
 		}
 		return
 	}
