@@ -16,11 +16,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -69,44 +71,51 @@ type archiveInfo struct {
 
 // writeArchive archives the workspace directory dir, as top/, to a new file
 // in archiveDir named after top and now. The file appears only once
-// complete.
+// complete: a failure, or a signal (SIGINT, SIGTERM, SIGHUP: an
+// *interruptedError), removes what was written.
 func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, error) {
-	if err := os.MkdirAll(archiveDir, 0o755); err != nil {
+	if err := makeDirAll(archiveDir, 0o755); err != nil {
 		return nil, err
 	}
 	base := top + "-" + now.UTC().Format(archiveTimeLayout)
-	f, err := os.CreateTemp(archiveDir, "."+base+".tmp-*")
+	// Caught before the temporary file exists, and let go after it is
+	// removed or renamed (defers run last first).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer endInterruptible(sigs)
+	t, err := newTempFile(filepath.Join(archiveDir, base+".tar.gz"))
 	if err != nil {
 		return nil, err
 	}
-	tmp := f.Name()
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
+	defer t.discard()
 	info := &archiveInfo{}
-	gz := gzip.NewWriter(f)
-	tw := tar.NewWriter(gz)
-	if err := addWorkspace(tw, dir, top, info); err != nil {
-		return nil, err
+	gz := gzip.NewWriter(t)
+	// Looked at before each write to gzip, which writes to the file
+	// seldom when the data compresses well: a signal is seen within a
+	// block of the tar (32 KiB) wherever it comes.
+	f := &interruptibleWriter{w: gz, sigs: sigs}
+	tw := tar.NewWriter(f)
+	err = addWorkspace(tw, dir, top, info)
+	if err == nil {
+		err = tw.Close()
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
+	if err == nil {
+		err = gz.Close()
 	}
-	if err := gz.Close(); err != nil {
+	if err != nil {
+		if ierr := f.check(); ierr != nil {
+			return nil, ierr // what was being written when it came is beside the point
+		}
 		return nil, err
 	}
 	// Private: the workspace's .metadata.json may hold a secret.
-	if err := f.Chmod(0o600); err != nil {
+	if err := t.f.Chmod(0o600); err != nil {
 		return nil, err
 	}
-	if err := f.Sync(); err != nil {
+	if err := t.f.Sync(); err != nil {
 		return nil, err
 	}
-	if err := f.Close(); err != nil {
+	if err := f.check(); err != nil {
 		return nil, err
 	}
 	// Two cleans of workspaces of one name within a second get a counter.
@@ -119,10 +128,9 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err := os.Rename(tmp, p); err != nil {
+		if err := t.commit(p); err != nil {
 			return nil, err
 		}
-		done = true
 		info.path = p
 		if fi, err := os.Stat(p); err == nil {
 			info.size = fi.Size()
@@ -424,7 +432,7 @@ func openArchived(src string) (a *archivedWorkspace, err error) {
 		if name == metadataFile {
 			meta = data
 		}
-		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o600); err != nil {
+		if err := writeFileAtomicSync(filepath.Join(tmp, name), data, 0o600, false); err != nil {
 			return nil, err
 		}
 	}
@@ -508,4 +516,64 @@ func listArchives(env *cliEnv, heading bool) error {
 		return &exitCodeError{code: exitError}
 	}
 	return nil
+}
+
+// interruptedError is a command ended by a signal, what it was writing
+// removed.
+type interruptedError struct{ sig syscall.Signal }
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted by %s; the partial archive was removed", signalName(e.sig))
+}
+
+// interruptibleWriter writes to w until a signal arrives on sigs.
+type interruptibleWriter struct {
+	w    io.Writer
+	sigs chan os.Signal
+	err  error
+}
+
+// check returns the *interruptedError of a signal received, if any.
+func (iw *interruptibleWriter) check() error {
+	if iw.err == nil {
+		select {
+		case sig := <-iw.sigs:
+			s, _ := sig.(syscall.Signal)
+			iw.err = &interruptedError{sig: s}
+		default:
+		}
+	}
+	return iw.err
+}
+
+func (iw *interruptibleWriter) Write(p []byte) (int, error) {
+	if err := iw.check(); err != nil {
+		return 0, err
+	}
+	return iw.w.Write(p)
+}
+
+// endInterruptible stops catching the signals on sigs. One that came after
+// the last look (the archive was complete) ends the process as it would
+// have without the catch.
+func endInterruptible(sigs chan os.Signal) {
+	signal.Stop(sigs)
+	select {
+	case sig := <-sigs:
+		if s, ok := sig.(syscall.Signal); ok {
+			raiseDefault(s)
+		}
+	default:
+	}
+}
+
+// interruptedEnd turns an *interruptedError in err into the command's end:
+// its message, then the signal raised again.
+func interruptedEnd(env *cliEnv, err error) error {
+	var ie *interruptedError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	fmt.Fprintf(env.stderr, "%s: %v\n", progName, err)
+	return &exitCodeError{code: exitCodeFor(ie.sig), signal: ie.sig}
 }

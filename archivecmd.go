@@ -44,7 +44,7 @@ func runArchiveSave(env *cliEnv, args []string) error {
 	shownDir := relPath(env.projectRoot, w.Dir)
 	info, err := writeArchive(w.Dir, w.Name, archiveDir, time.Now())
 	if err != nil {
-		return fmt.Errorf("archiving workspace %s: %w", w.Name, err)
+		return interruptedEnd(env, fmt.Errorf("archiving workspace %s: %w", w.Name, err))
 	}
 	for _, rel := range info.skipped {
 		fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))

@@ -156,7 +156,7 @@ func runClean(env *cliEnv, args []string) error {
 	if !*noArchive {
 		info, err = writeArchive(w.Dir, w.Name, archiveDir, time.Now())
 		if err != nil {
-			return fmt.Errorf("archiving workspace %s: %w (nothing was removed)", w.Name, err)
+			return interruptedEnd(env, fmt.Errorf("archiving workspace %s: %w (nothing was removed)", w.Name, err))
 		}
 		for _, rel := range info.skipped {
 			fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))

@@ -320,7 +320,7 @@ func (t *configTarget) write(obj map[string]any) error {
 	if holdsSecret(obj) {
 		perm = 0o600
 	}
-	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+	if err := makeDirAll(filepath.Dir(t.path), 0o700); err != nil {
 		return fmt.Errorf("writing %s: %w", t.shown, err)
 	}
 	if err := writeFileAtomic(t.path, append(data, '\n'), perm); err != nil {

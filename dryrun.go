@@ -47,7 +47,7 @@ var runOwnFiles = map[string]bool{lockFile: true, runStateFile: true, stopFile: 
 // src to dst, leaving out src's logs directory and a run's own files. A
 // missing src is an empty tree.
 func copyTree(src, dst string) error {
-	if err := os.MkdirAll(dst, 0o700); err != nil {
+	if err := makeDirAll(dst, 0o700); err != nil {
 		return err
 	}
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -67,7 +67,7 @@ func copyTree(src, dst string) error {
 		case runOwnFiles[rel]:
 			return nil
 		case d.IsDir():
-			return os.MkdirAll(to, 0o700)
+			return makeDirAll(to, 0o700)
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
@@ -89,7 +89,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	out, err := createFile(dst, fi.Mode().Perm())
 	if err != nil {
 		return err
 	}

@@ -144,7 +144,7 @@ func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWri
 	}
 	told := false
 	for {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o600)
+		f, err := openEventsFile(path)
 		if err == nil {
 			return &eventWriter{w: f, closer: f, name: path}, nil
 		}

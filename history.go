@@ -42,22 +42,8 @@ type historyWriter struct {
 
 // openHistory opens a workspace's history for appending.
 func openHistory(path string, warn func(msg string)) (*historyWriter, error) {
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	f, err := openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			err = &os.PathError{Op: "open", Path: path, Err: errors.New("is a symbolic link")}
-		}
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &os.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
-	}
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	return &historyWriter{f: f, path: path, warn: warn}, nil

@@ -12,58 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
-
-// writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return writeFileAtomicSync(path, data, perm, true)
-}
-
-// writeFileAtomicSync is writeFileAtomic, with the fsync of the data before
-// the rename only when durable is set. Without it a crash of the machine
-// (not of the tool: the rename is atomic either way) may leave the previous
-// version of the file, never a half-written one.
-func writeFileAtomicSync(path string, data []byte, perm os.FileMode, durable bool) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		return err
-	}
-	if durable {
-		if err := f.Sync(); err != nil {
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	return nil
-}
 
 // writeJSONAtomic writes v as indented JSON to path, atomically.
 func writeJSONAtomic(path string, v any) error {

@@ -361,12 +361,14 @@ func (l *live) marshal(now time.Time) []byte {
 	return append(data, '\n')
 }
 
-// writeState writes the state file; a failure is one warning in the log.
+// writeState writes the state file; a failure is one warning, on the
+// screen and in the log.
 func (l *live) writeState(data []byte) {
 	// Not fsynced: the file is for watching a live run, and is rewritten
 	// within a second of every event.
 	if err := writeFileAtomicSync(l.statePath, data, 0o600, false); err != nil && !l.writeErr {
 		l.writeErr = true
+		l.con.errorf("warning: writing %s: %v ('claude-iterate watch' cannot follow this run)", l.statePath, unwrapPathError(err))
 		l.log.printf("WARNING: writing %s: %v ('claude-iterate watch' cannot follow this run)", l.statePath, unwrapPathError(err))
 	}
 }

@@ -235,7 +235,7 @@ func (l *runLock) keepFile() {
 	if err != nil {
 		return // the state directory is gone: the workspace check says so
 	}
-	if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil || os.Rename(tmp, l.path) != nil {
+	if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil || renameNoFollow(tmp, l.path) != nil {
 		f.Close()
 		os.Remove(tmp)
 		return

@@ -64,7 +64,7 @@ type runLog struct {
 // openRunLog creates the run's log in dir. warn is called once if writing
 // fails later.
 func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := makeDirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	base := "iterate-" + start.Local().Format("20060102-150405")
@@ -76,7 +76,7 @@ func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) 
 		if i > 1 {
 			name = fmt.Sprintf("%s-%d.log", base, i)
 		}
-		f, err = os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err = createFile(filepath.Join(dir, name), 0o600)
 		if !errors.Is(err, os.ErrExist) {
 			break
 		}
@@ -90,18 +90,23 @@ func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) 
 }
 
 // makeReserve writes the reserve file (best effort: without room for it,
-// there is none to keep).
+// there is none to keep). Something else than a regular file in its place
+// (a link, a FIFO, a directory) is left alone, with a warning.
 func (l *runLog) makeReserve(path string) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	t, err := newTempFile(path)
 	if err != nil {
+		if errors.Is(err, errNotRegular) && l.warn != nil {
+			l.warn(fmt.Errorf("%s: %v; no room is kept for the run's state", path, unwrapPathError(err)))
+		}
 		return
 	}
-	_, err = f.Write(make([]byte, logReserve))
-	if cerr := f.Close(); err != nil || cerr != nil {
-		os.Remove(path)
+	defer t.discard()
+	if _, err := t.Write(make([]byte, logReserve)); err != nil {
 		return
 	}
-	l.reserve = path
+	if t.commit(path) == nil {
+		l.reserve = path
+	}
 }
 
 // freeReserve removes the reserve file; l.mu is held.

@@ -161,7 +161,7 @@ func restoreArchive(src, target string) (string, error) {
 		}
 		made = append(made, d)
 	}
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := makeDirAll(parent, 0o755); err != nil {
 		return "", err
 	}
 	done := false
@@ -208,7 +208,7 @@ func restoreArchive(src, target string) (string, error) {
 	if err := r.finish(); err != nil {
 		return "", err
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := renameNoFollow(tmp, target); err != nil {
 		return "", err
 	}
 	done = true
@@ -252,7 +252,7 @@ func (r *restorer) add(hdr *tar.Header, body io.Reader) error {
 	case tar.TypeReg:
 		// O_EXCL: an existing name, a symbolic link included, is never
 		// opened, let alone followed.
-		f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := createFile(full, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			return refuse(hdr.Name, "a second entry of that name")
 		}

@@ -208,23 +208,10 @@ func tooLargeError(max int64) error {
 
 // openLockFile opens (creating it if need be) a workspace's lock file for
 // reading and writing, without blocking, and makes sure it is a regular
-// file: a FIFO or a device in its place is an error naming it.
+// file: a symbolic link, a FIFO or a device in its place is an error naming
+// it.
 func openLockFile(path string) (*os.File, error) {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil {
-		f.Close()
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
-	}
-	return f, nil
+	return openFile(path, os.O_RDWR|os.O_CREATE, 0o600) // the one writer's
 }
 
 // readAtMost reads at most max bytes of f from offset 0 (a lock record).

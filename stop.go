@@ -143,7 +143,7 @@ func writeStopFile(path string) error {
 		return fmt.Errorf("refusing to write %s: it is a symbolic link", path)
 	}
 	content := fmt.Sprintf("Stop requested at %s\n", time.Now().UTC().Format(time.RFC3339))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := makeDirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	if err := writeFileAtomic(path, []byte(content), 0o644); err != nil {

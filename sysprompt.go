@@ -42,8 +42,8 @@ func (r *runPlan) systemPromptArgs() ([]string, error) {
 			"shorten the system prompt (%s), or update claude", r.systemPromptSource)
 	}
 	path := filepath.Join(r.ws.StateDir, systemPromptFileName)
-	os.Remove(path) // a file left by a killed run, perhaps with other permissions
-	if err := os.WriteFile(path, []byte(r.systemPrompt), 0o600); err != nil {
+	// Replaced whole: a file left by a killed run may have other permissions.
+	if err := writeFileAtomic(path, []byte(r.systemPrompt), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the system prompt to a file: %w", err)
 	}
 	r.promptFile = path

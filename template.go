@@ -159,7 +159,7 @@ func (t *savedTemplate) write() error {
 	if t.Config != nil && holdsSecret(t.Config) {
 		perm = 0o600
 	}
-	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
+	if err := makeDirAll(t.Dir, 0o755); err != nil {
 		return err
 	}
 	meta, err := json.MarshalIndent(t, "", "  ")

@@ -224,6 +224,7 @@ func locateWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error)
 		if err != nil {
 			return nil, fmt.Errorf("finding %s: %w", arg, err)
 		}
+		confineWrites(dir)
 		return &workspace{Name: filepath.Base(dir), Dir: dir, StateDir: dir}, nil
 	}
 	if err := checkName(arg); err != nil {
@@ -237,6 +238,7 @@ func locateWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error)
 		base = filepath.Join(projectRoot, base)
 	}
 	dir := filepath.Join(base, arg)
+	confineWrites(dir)
 	return &workspace{Name: arg, Dir: dir, StateDir: dir}, nil
 }
 
@@ -264,6 +266,7 @@ func workspacesDirUsable(projectRoot, dir string) error {
 
 // ralphWorkspace is the workspace of a ralph-mode run in dir.
 func ralphWorkspace(dir string) *workspace {
+	confineWrites(dir)
 	return &workspace{Name: filepath.Base(dir), Dir: dir, StateDir: filepath.Join(dir, ralphStateDir), Ralph: true}
 }
 
@@ -465,7 +468,7 @@ func createWorkspaceDir(w *workspace, arg string) ([]string, error) {
 			break
 		}
 	}
-	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+	if err := makeDirAll(w.Dir, 0o755); err != nil {
 		removeCreated(w, created)
 		return nil, fmt.Errorf("creating workspace: %w", err)
 	}
@@ -488,7 +491,7 @@ func writeWorkspaceFiles(w *workspace, instructions string) error {
 
 // writeNewFile creates path with permissions perm, failing if it exists.
 func writeNewFile(path, content string, perm os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := createFile(path, perm)
 	if err != nil {
 		return err
 	}

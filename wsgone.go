@@ -62,5 +62,5 @@ func ensureStateDir(w *workspace) error {
 	if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("workspace %s is gone (%s)", w.Name, w.Dir)
 	}
-	return os.MkdirAll(w.StateDir, 0o755)
+	return makeDirAll(w.StateDir, 0o755)
 }

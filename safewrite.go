@@ -1,0 +1,471 @@
+package main
+
+// This file is the one writer of files: every file the tool writes or
+// creates is written here, as every file it reads is read in safefile.go
+// (a test, TestOneWriter, fails when a file is written any other way). The
+// agent writes the workspace, and may leave there, for the next run, a
+// symbolic link, a FIFO or a directory where the tool writes. The rules:
+//   - a symbolic link at the file's own name is never followed: the write
+//     is refused (O_EXCL for a new file, a check before and after the
+//     open of an existing one, a rename for a replaced one);
+//   - a file inside a workspace is reached through the workspace's
+//     directory opened as an os.Root: a directory on the way that is a
+//     symbolic link leading out of the workspace is refused, whenever it
+//     was put there;
+//   - an open never blocks (O_NONBLOCK: a FIFO is refused, not waited on);
+//     a regular file is put back in blocking mode once open;
+//   - anything but a regular file is refused, in one line naming the path
+//     and what is there (notRegularError);
+//   - a file whose torn write would lose state is replaced whole: a
+//     temporary file in the same directory, fsynced, renamed over it
+//     (writeFileAtomic); a log is appended to (openFile with O_APPEND);
+//   - a temporary file is named .<name>.<n>.claude-iterate-tmp and is
+//     locked (flock) while it lives; the first write in a directory in a
+//     process removes those that nobody holds: what a kill -9 left.
+//
+// What to call:
+//   - writeFileAtomic(path, data, perm) (or writeFileAtomicSync) to
+//     replace a whole file;
+//   - createFile(path, perm) for a new file (a log, an unpacked file);
+//   - openFile(path, flag, perm) for a file written in place (a history,
+//     the lock); openEventsFile for --events, which may be a FIFO;
+//   - newTempFile(path) for a file written at length before it appears
+//     under its name (an archive);
+//   - makeDirAll(path, perm) for the directories on the way;
+//   - confineWrites(dir) once a workspace's directory is known.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// tempSuffix ends the name of every temporary file of the writer.
+const tempSuffix = ".claude-iterate-tmp"
+
+// writeRoots are the workspace directories this process writes in, and the
+// directories whose stale temporary files it has removed.
+var writeRoots struct {
+	sync.Mutex
+	dirs  []string
+	swept map[string]bool
+}
+
+// confineWrites makes dir a workspace: a file written below it is reached
+// without leaving it.
+func confineWrites(dir string) {
+	dir = filepath.Clean(dir)
+	writeRoots.Lock()
+	defer writeRoots.Unlock()
+	for _, d := range writeRoots.dirs {
+		if d == dir {
+			return
+		}
+	}
+	writeRoots.dirs = append(writeRoots.dirs, dir)
+}
+
+// confiningRoot returns the deepest workspace directory that holds path
+// (path itself excluded), or "".
+func confiningRoot(path string) string {
+	writeRoots.Lock()
+	defer writeRoots.Unlock()
+	best := ""
+	for _, d := range writeRoots.dirs {
+		if len(d) > len(best) && path != d && within(d, path) {
+			best = d
+		}
+	}
+	return best
+}
+
+// writeDir is the directory a file is written in, opened so that nothing
+// on the way leads out of the workspace.
+type writeDir struct {
+	root *os.Root
+	dir  string // its path
+	path string // the file's path
+	name string // the file's name in it
+}
+
+// openWriteDir opens the directory of path.
+func openWriteDir(path string) (*writeDir, error) {
+	path = filepath.Clean(path)
+	dir, name := filepath.Split(path)
+	dir = filepath.Clean(dir)
+	if name == "" || name == "." || name == ".." {
+		return nil, &fs.PathError{Op: "write", Path: path, Err: errors.New("not a file name")}
+	}
+	d := &writeDir{dir: dir, path: path, name: name}
+	var err error
+	if top := confiningRoot(path); top != "" && top != dir {
+		d.root, err = openInside(top, dir)
+	} else {
+		d.root, err = os.OpenRoot(dir)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "write", Path: path, Err: unwrapPathError(err)}
+	}
+	return d, nil
+}
+
+// openInside opens dir, a directory below the workspace directory top,
+// without leaving top.
+func openInside(top, dir string) (*os.Root, error) {
+	t, err := os.OpenRoot(top)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	rel, err := filepath.Rel(top, dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := t.OpenRoot(rel)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if lerr := linkOut(top, rel); lerr != nil {
+			return nil, lerr
+		}
+	}
+	return r, err
+}
+
+// linkOut names the symbolic link on the way from top to top/rel that
+// leads out of top, if there is one.
+func linkOut(top, rel string) error {
+	realTop, err := filepath.EvalSymlinks(top)
+	if err != nil {
+		return nil
+	}
+	p := top
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, _ := os.Readlink(p)
+		if real, err := filepath.EvalSymlinks(p); err != nil || !within(realTop, real) {
+			return fmt.Errorf("%s is a symbolic link leading out of the workspace (to %s)", p, target)
+		}
+	}
+	return nil
+}
+
+// close closes the directory.
+func (d *writeDir) close() { d.root.Close() }
+
+// refuseKind returns the error for a path that holds fi, a file other
+// than a regular one.
+func (d *writeDir) refuseKind(fi fs.FileInfo) error {
+	return &fs.PathError{Op: "write", Path: d.path, Err: notRegularError(fi)}
+}
+
+// checkKind refuses the name unless it is missing or a regular file (or,
+// with fifoOK, a FIFO).
+func (d *writeDir) checkKind(fifoOK bool) error {
+	fi, err := d.root.Lstat(d.name)
+	if err != nil || fi.Mode().IsRegular() || fifoOK && fi.Mode()&fs.ModeNamedPipe != 0 {
+		return nil
+	}
+	return d.refuseKind(fi)
+}
+
+// openError turns a failed open of the name into the error shown: what is
+// there when that is the cause (a directory, a link made meanwhile).
+func (d *writeDir) openError(op string, err error) error {
+	if fi, lerr := d.root.Lstat(d.name); lerr == nil && !fi.Mode().IsRegular() && !errors.Is(err, fs.ErrExist) {
+		return d.refuseKind(fi)
+	}
+	return &fs.PathError{Op: op, Path: d.path, Err: unwrapPathError(err)}
+}
+
+// createFile creates path, a new regular file: an existing name, a
+// symbolic link included, is an error (fs.ErrExist).
+func createFile(path string, perm os.FileMode) (*os.File, error) {
+	d, err := openWriteDir(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	f, err := d.root.OpenFile(d.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return nil, d.openError("create", err)
+	}
+	return f, nil
+}
+
+// openFile opens the regular file path for writing, with flag (O_WRONLY
+// or O_RDWR, and O_APPEND, O_CREATE, O_TRUNC as needed), perm for a new
+// one.
+func openFile(path string, flag int, perm os.FileMode) (*os.File, error) {
+	return openWritable(path, flag, perm, false)
+}
+
+// openEventsFile opens the --events file, which may also be a FIFO: then
+// the open fails with ENXIO while nobody reads it (openEvents waits).
+func openEventsFile(path string) (*os.File, error) {
+	return openWritable(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600, true)
+}
+
+// openWritable is openFile, taking a FIFO too with fifoOK.
+func openWritable(path string, flag int, perm os.FileMode, fifoOK bool) (*os.File, error) {
+	d, err := openWriteDir(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	if err := d.checkKind(fifoOK); err != nil {
+		return nil, err
+	}
+	f, err := d.root.OpenFile(d.name, flag|syscall.O_NONBLOCK, perm)
+	if fifoOK && errors.Is(err, syscall.ENXIO) { // a FIFO nobody reads
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENXIO}
+	}
+	if err != nil {
+		return nil, d.openError("open", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pipe := fi.Mode()&fs.ModeNamedPipe != 0
+	if !fi.Mode().IsRegular() && !(fifoOK && pipe) {
+		f.Close()
+		return nil, d.refuseKind(fi)
+	}
+	// Between the check and the open the name may have become a link,
+	// which the open followed (inside the directory): refused still.
+	if lfi, err := d.root.Lstat(d.name); err != nil || !os.SameFile(fi, lfi) {
+		f.Close()
+		if err == nil {
+			return nil, d.refuseKind(lfi)
+		}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	if !pipe {
+		setBlocking(f)
+	}
+	return f, nil
+}
+
+// setBlocking puts f back in blocking mode.
+func setBlocking(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
+	}
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeFileAtomicSync(path, data, perm, true)
+}
+
+// writeFileAtomicSync is writeFileAtomic, with the fsync of the data before
+// the rename only when durable is set. Without it a crash of the machine
+// (not of the tool: the rename is atomic either way) may leave the previous
+// version of the file, never a half-written one.
+func writeFileAtomicSync(path string, data []byte, perm os.FileMode, durable bool) error {
+	t, err := newTempFile(path)
+	if err != nil {
+		return err
+	}
+	defer t.discard()
+	if _, err := t.f.Write(data); err != nil {
+		return err
+	}
+	if err := t.f.Chmod(perm); err != nil {
+		return err
+	}
+	if durable {
+		if err := t.f.Sync(); err != nil {
+			return err
+		}
+	}
+	return t.commit(path)
+}
+
+// tempFile is a file written before it takes its name: it appears whole or
+// not at all.
+type tempFile struct {
+	f    *os.File
+	d    *writeDir
+	name string // its name in d
+	done bool
+}
+
+// newTempFile creates a temporary file in the directory of path, which
+// must be missing or a regular file, and removes the stale ones there.
+func newTempFile(path string) (*tempFile, error) {
+	d, err := openWriteDir(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkKind(false); err != nil {
+		d.close()
+		return nil, err
+	}
+	d.sweep()
+	for tries := 0; ; tries++ {
+		name := "." + d.name + "." + strconv.FormatInt(time.Now().UnixNano()%1e9+int64(tries)*7919, 10) + tempSuffix
+		f, err := d.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && tries < 100 {
+			continue
+		}
+		if err != nil {
+			d.close()
+			return nil, d.openError("create", err)
+		}
+		// A sweep of another process holds it, or removed it before the
+		// lock: it is not ours to write.
+		if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil || !d.holds(name, f) {
+			f.Close()
+			if tries < 100 {
+				continue
+			}
+			d.close()
+			return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("cannot keep a temporary file")}
+		}
+		return &tempFile{f: f, d: d, name: name}, nil
+	}
+}
+
+// holds reports whether name in d is still the file f.
+func (d *writeDir) holds(name string, f *os.File) bool {
+	fi, err := f.Stat()
+	lfi, lerr := d.root.Lstat(name)
+	return err == nil && lerr == nil && os.SameFile(fi, lfi)
+}
+
+// Write writes to the temporary file.
+func (t *tempFile) Write(p []byte) (int, error) { return t.f.Write(p) }
+
+// commit closes the file and gives it the name of path (in the same
+// directory), replacing a regular file there; anything else there is
+// refused.
+func (t *tempFile) commit(path string) error {
+	name := filepath.Base(path)
+	if err := t.f.Close(); err != nil {
+		return err
+	}
+	if fi, err := t.d.root.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "write", Path: path, Err: notRegularError(fi)}
+	}
+	if err := t.d.root.Rename(t.name, name); err != nil {
+		return &fs.PathError{Op: "write", Path: path, Err: unwrapPathError(err)}
+	}
+	t.done = true
+	t.d.close()
+	return nil
+}
+
+// discard removes the temporary file unless it was committed.
+func (t *tempFile) discard() {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.f.Close()
+	t.d.root.Remove(t.name)
+	t.d.close()
+}
+
+// sweep removes, once per directory and process, the temporary files of
+// the writer that no process holds: left by a process killed while it
+// wrote them.
+func (d *writeDir) sweep() {
+	writeRoots.Lock()
+	if writeRoots.swept == nil {
+		writeRoots.swept = map[string]bool{}
+	}
+	done := writeRoots.swept[d.dir]
+	writeRoots.swept[d.dir] = true
+	writeRoots.Unlock()
+	if done {
+		return
+	}
+	dir, err := d.root.Open(".")
+	if err != nil {
+		return
+	}
+	names, _ := dir.Readdirnames(-1)
+	dir.Close()
+	for _, name := range names {
+		if isTempName(name) {
+			d.removeStale(name)
+		}
+	}
+}
+
+// isTempName reports whether name is a temporary file's of the writer.
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, tempSuffix)
+}
+
+// removeStale removes the temporary file name unless a process holds it.
+func (d *writeDir) removeStale(name string) {
+	if fi, err := d.root.Lstat(name); err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	f, err := d.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	// Held while the lock is: its writer cannot take it back meanwhile.
+	if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) == nil && d.holds(name, f) {
+		d.root.Remove(name)
+	}
+}
+
+// renameNoFollow renames from to to, which must not be a symbolic link:
+// replacing one would hide where it led. Within a workspace, both are
+// reached without leaving it.
+func renameNoFollow(from, to string) error {
+	d, err := openWriteDir(to)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	if fi, err := d.root.Lstat(d.name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return d.refuseKind(fi)
+	}
+	if filepath.Dir(filepath.Clean(from)) == d.dir {
+		return d.root.Rename(filepath.Base(from), d.name)
+	}
+	return os.Rename(from, to)
+}
+
+// makeDirAll makes the directory path and those missing above it; below a
+// workspace's directory, without leaving it.
+func makeDirAll(path string, perm os.FileMode) error {
+	path = filepath.Clean(path)
+	top := confiningRoot(path)
+	if top == "" {
+		return os.MkdirAll(path, perm)
+	}
+	t, err := os.OpenRoot(top)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	rel, err := filepath.Rel(top, path)
+	if err != nil {
+		return err
+	}
+	if err := t.MkdirAll(rel, perm); err != nil {
+		if lerr := linkOut(top, rel); lerr != nil {
+			return &fs.PathError{Op: "mkdir", Path: path, Err: lerr}
+		}
+		return &fs.PathError{Op: "mkdir", Path: path, Err: unwrapPathError(err)}
+	}
+	return nil
+}
