@@ -131,7 +131,7 @@ func excludeRuntimeFiles(dir string) error {
 	for _, f := range runtimeFiles {
 		text += prefix + f + "\n"
 	}
-	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
+	if err := makeDirAll(filepath.Dir(exclude), 0o755); err != nil {
 		return fail(err)
 	}
 	if err := writeFileAtomicSync(exclude, []byte(text), 0o644, false); err != nil {

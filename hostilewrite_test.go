@@ -54,7 +54,9 @@ var hostileWrites = []hostileWrite{
 	{name: "template", path: "claude-iterate/templates/t1/INSTRUCTIONS.md", cmd: "claude-iterate template save demo t1 -f", setup: "exec claude-iterate template save demo t1"},
 	{name: "templatemeta", path: "claude-iterate/templates/t1/template.json", cmd: "claude-iterate template save demo t1 -f", setup: "exec claude-iterate template save demo t1"},
 	{name: "archivedir", path: "claude-iterate/archive", cmd: "claude-iterate archive save demo", kinds: []string{"fifo", "file"}},
-	{name: "events", path: "ev.jsonl", cmd: "claude-iterate run demo -m 1 --events ev.jsonl", kinds: []string{"link", "dir"}},
+	// --events is named by the user, as a redirection is: a link there is
+	// followed (events-link.txtar); a directory is refused.
+	{name: "events", path: "ev.jsonl", cmd: "claude-iterate run demo -m 1 --events ev.jsonl", kinds: []string{"dir"}},
 }
 
 // askFirst leaves a question pending, for answer.

@@ -28,7 +28,8 @@ package main
 //     replace a whole file;
 //   - createFile(path, perm) for a new file (a log, an unpacked file);
 //   - openFile(path, flag, perm) for a file written in place (a history,
-//     the lock); openEventsFile for --events, which may be a FIFO;
+//     the lock); openEventsFile for --events, the one file the user names
+//     (a link there is followed, a FIFO or a terminal taken);
 //   - newTempFile(path) for a file written at length before it appears
 //     under its name (an archive);
 //   - makeDirAll(path, perm) for the directories on the way;
@@ -168,11 +169,10 @@ func (d *writeDir) refuseKind(fi fs.FileInfo) error {
 	return &fs.PathError{Op: "write", Path: d.path, Err: notRegularError(fi)}
 }
 
-// checkKind refuses the name unless it is missing or a regular file (or,
-// with fifoOK, a FIFO).
-func (d *writeDir) checkKind(fifoOK bool) error {
+// checkKind refuses the name unless it is missing or a regular file.
+func (d *writeDir) checkKind() error {
 	fi, err := d.root.Lstat(d.name)
-	if err != nil || fi.Mode().IsRegular() || fifoOK && fi.Mode()&fs.ModeNamedPipe != 0 {
+	if err != nil || fi.Mode().IsRegular() {
 		return nil
 	}
 	return d.refuseKind(fi)
@@ -206,29 +206,15 @@ func createFile(path string, perm os.FileMode) (*os.File, error) {
 // or O_RDWR, and O_APPEND, O_CREATE, O_TRUNC as needed), perm for a new
 // one.
 func openFile(path string, flag int, perm os.FileMode) (*os.File, error) {
-	return openWritable(path, flag, perm, false)
-}
-
-// openEventsFile opens the --events file, which may also be a FIFO: then
-// the open fails with ENXIO while nobody reads it (openEvents waits).
-func openEventsFile(path string) (*os.File, error) {
-	return openWritable(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600, true)
-}
-
-// openWritable is openFile, taking a FIFO too with fifoOK.
-func openWritable(path string, flag int, perm os.FileMode, fifoOK bool) (*os.File, error) {
 	d, err := openWriteDir(path)
 	if err != nil {
 		return nil, err
 	}
 	defer d.close()
-	if err := d.checkKind(fifoOK); err != nil {
+	if err := d.checkKind(); err != nil {
 		return nil, err
 	}
 	f, err := d.root.OpenFile(d.name, flag|syscall.O_NONBLOCK, perm)
-	if fifoOK && errors.Is(err, syscall.ENXIO) { // a FIFO nobody reads
-		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENXIO}
-	}
 	if err != nil {
 		return nil, d.openError("open", err)
 	}
@@ -237,8 +223,7 @@ func openWritable(path string, flag int, perm os.FileMode, fifoOK bool) (*os.Fil
 		f.Close()
 		return nil, err
 	}
-	pipe := fi.Mode()&fs.ModeNamedPipe != 0
-	if !fi.Mode().IsRegular() && !(fifoOK && pipe) {
+	if !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, d.refuseKind(fi)
 	}
@@ -251,8 +236,37 @@ func openWritable(path string, flag int, perm os.FileMode, fifoOK bool) (*os.Fil
 		}
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	if !pipe {
+	setBlocking(f)
+	return f, nil
+}
+
+// openEventsFile opens the --events file. Unlike the files the tool
+// writes by convention, the user names it on the command line, as a
+// shell's redirection names a file: a symbolic link is followed
+// (--events /dev/stderr, a process substitution's /dev/fd/63), and a FIFO
+// or a terminal is taken as well as a regular file. The open never blocks:
+// a FIFO nobody reads fails with ENXIO (openEvents waits); a directory or
+// any other kind is refused.
+func openEventsFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	switch m := fi.Mode(); {
+	case m.IsRegular():
 		setBlocking(f)
+	case m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0, m&fs.ModeSocket != 0:
+	default:
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
 	}
 	return f, nil
 }
@@ -309,7 +323,7 @@ func newTempFile(path string) (*tempFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkKind(false); err != nil {
+	if err := d.checkKind(); err != nil {
 		d.close()
 		return nil, err
 	}
