@@ -10,7 +10,9 @@ package main
 // rewritten (the user fixes it by hand, where the error points); the
 // project layer is the default; files are written atomically, and 0600
 // when they hold a notify URL with credentials; a workspace's config is
-// never changed under a run (its end would write the metadata back).
+// never changed under a run (its end would write the metadata back); and
+// each set holds its layer for the whole read-modify-write (configTarget.
+// lock), so that two at once both land.
 
 import (
 	"bytes"
@@ -116,13 +118,11 @@ func runConfigSet(env *cliEnv, args []string, unset bool) error {
 	if err != nil {
 		return err
 	}
-	if t.ws != nil {
-		release, err := claimWorkspace(t.ws, wsArg.s, "configure")
-		if err != nil {
-			return err
-		}
-		defer release()
+	release, err := t.lock(!unset, wsArg.s)
+	if err != nil {
+		return err
 	}
+	defer release()
 	obj, err := t.read()
 	if err != nil {
 		return err
@@ -258,6 +258,28 @@ func configTargetOf(env *cliEnv, user bool, wsArg stringFlag) (*configTarget, er
 			below: []*configLayer{projectLayer, userLayer}}, nil
 	}
 	return &configTarget{layer: layerProject, path: projectPath, shown: relPath(env.projectRoot, projectPath), below: []*configLayer{userLayer}}, nil
+}
+
+// lock holds the layer for the whole read-modify-write, waiting for
+// another 'config set' of it to finish: a workspace's config through the
+// workspace's claim (which reloads its metadata, and which no run may
+// hold; wsArg names it as given), a config file through its update lock
+// (writelock.go). making says that the file will be written: the user
+// config's directory is made first, to be locked.
+func (t *configTarget) lock(making bool, wsArg string) (release func(), err error) {
+	if t.ws != nil {
+		return claimWorkspace(t.ws, wsArg, "configure")
+	}
+	if making {
+		if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", t.shown, err)
+		}
+	}
+	unlock, err := lockForUpdate(t.path)
+	if err != nil {
+		return nil, lockedUpdateError(t.shown, err)
+	}
+	return unlock, nil
 }
 
 // read returns the layer's keys as a JSON object, refusing a file that

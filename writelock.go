@@ -1,0 +1,125 @@
+package main
+
+// This file implements the lock of a read-modify-write: a command that reads
+// a file shared with other processes (the project or user config), changes
+// it and writes it back holds an exclusive flock for the whole update, so
+// that two at once both land instead of one losing the other's change. The
+// rules are: the lock is on the file itself, opened without following a
+// link and without blocking (a FIFO put there must not hang the tool), and
+// only a regular file is locked; the writer replaces the file by a rename,
+// so a lock taken on a file that was replaced meanwhile is let go and taken
+// again on the file now in place; a file that does not exist yet is locked
+// through its directory until it does. A workspace's metadata is guarded
+// by the workspace's claim instead (claimWorkspace), which also keeps runs
+// out.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// lockForUpdate takes the update lock of path, waiting for another holder to
+// finish; the returned function lets it go. A missing directory is not made:
+// there is then nothing to update, and nothing is locked.
+func lockForUpdate(path string) (unlock func(), err error) {
+	for {
+		fd, err := openLockTarget(path)
+		dirLocked := false
+		if errors.Is(err, fs.ErrNotExist) {
+			// No file yet: its directory stands for it until one is made.
+			if fd, err = openLockDir(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
+				return func() {}, nil
+			}
+			dirLocked = true
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := flockFD(fd, syscall.LOCK_EX); err != nil {
+			syscall.Close(fd)
+			return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+		}
+		if lockStillHolds(fd, path, dirLocked) {
+			return func() { syscall.Close(fd) }, nil
+		}
+		syscall.Close(fd) // replaced, made or removed while we waited
+	}
+}
+
+// lockStillHolds reports whether the lock taken on fd still guards path: fd
+// is the file now at path, or path is still missing when fd is its
+// directory.
+func lockStillHolds(fd int, path string, dirLocked bool) bool {
+	var at, held syscall.Stat_t
+	err := syscall.Lstat(path, &at)
+	if dirLocked {
+		return errors.Is(err, syscall.ENOENT)
+	}
+	return err == nil && syscall.Fstat(fd, &held) == nil && at.Dev == held.Dev && at.Ino == held.Ino
+}
+
+// openLockTarget opens path to lock it: never through a symbolic link,
+// without blocking, and only a regular file.
+func openLockTarget(path string) (int, error) {
+	fd, err := openNoFollow(path, 0)
+	if err != nil {
+		return -1, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		fi, lerr := os.Lstat(path)
+		if lerr != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
+		}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+	}
+	return fd, nil
+}
+
+// openLockDir opens the directory dir to lock it.
+func openLockDir(dir string) (int, error) {
+	return openNoFollow(dir, syscall.O_DIRECTORY)
+}
+
+// openNoFollow opens path read-only with flags, without following a link
+// at its last component and without blocking. A link is named as such.
+func openNoFollow(path string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err == nil {
+			return fd, nil
+		}
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+		}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+}
+
+// flockFD applies an advisory lock operation to fd, again when a signal
+// interrupts the wait.
+func flockFD(fd, how int) error {
+	for {
+		err := syscall.Flock(fd, how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// lockedUpdateError names the file whose update lock could not be taken.
+func lockedUpdateError(shown string, err error) error {
+	return fmt.Errorf("cannot update %s: %w", shown, unwrapPathError(err))
+}
