@@ -80,11 +80,13 @@ type runner struct {
 
 // runChecks are what a run does beyond the loop: the notes the next
 // iteration's prompt adds to the task (notes.go), the agent's questions
-// (question.go), the verifier of a claimed completion (verify.go).
+// (question.go), the verifier of a claimed completion (verify.go), a full
+// device (endings.go).
 type runChecks struct {
 	notes    promptNotes
 	asks     *questionDesk
 	verifier *verifier // run --verify; nil without
+	disk     diskCheck
 }
 
 // elapsed is the run's time so far, time suspended excluded.
@@ -151,6 +153,7 @@ func (r *runner) startLive() {
 	r.side = &sideRunner{sup: r.sup, con: r.con, log: r.log, live: r.live, lock: r.lock,
 		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
 	r.con.tellLines(r.live.addLine)
+	r.checks.disk = diskCheck{ws: r.ws, root: r.env.projectRoot, log: r.log, history: r.history}
 	r.checks.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.checks.notes, onQuestion: r.onQuestion, save: r.saveMetadata}
 	r.stop.changed = func(source string) {
 		r.showStopState(source)
@@ -209,7 +212,7 @@ func (r *runner) loop() ending {
 	}
 	for {
 		r.checks.asks.take() // an answer given while no run waited for it
-		if end := workspaceGone(r.ws); end != nil {
+		if end := r.checks.disk.orFull(workspaceGone(r.ws)); end != nil {
 			return *end
 		}
 		if end := r.checkDeadline(); end != nil {
@@ -235,7 +238,7 @@ func (r *runner) loop() ending {
 			}
 			continue // the iteration is not counted, and is retried
 		}
-		if end := r.afterIteration(it); end != nil {
+		if end := r.checks.disk.orFull(r.afterIteration(it)); end != nil {
 			return *end
 		}
 		if end := r.wait(r.delay, nil); end != nil {
@@ -270,7 +273,7 @@ func (r *runner) flushMetadata() {
 	// A workspace deleted under the run ends it at the next iteration's
 	// start (workspaceGone), which says so; or finish warns, at the last.
 	if err := r.ws.saveSync(false); err != nil && !isGone(err) {
-		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
+		r.checks.disk.saveFailed(r.con, err)
 	}
 }
 
@@ -546,6 +549,7 @@ func (r *runner) finish(end ending) error {
 	} else if removed {
 		r.log.printf("[deleted %s]", stopFile)
 	}
+	r.log.releaseReserve() // room for the last writes, the agent done
 	r.history.close()
 	m := r.ws.meta
 	m.Status, m.LastStopReason, m.PID = end.status, end.reason, 0
