@@ -79,9 +79,8 @@ type runner struct {
 }
 
 // runChecks are what a run does beyond the loop: the notes the next
-// iteration's prompt adds to the task (notes.go), the agent's questions
-// (question.go), the verifier of a claimed completion (verify.go), a full
-// device (endings.go).
+// prompt adds to the task (notes.go), the agent's questions (question.go),
+// the verifier of a claimed completion (verify.go), a full device (endings.go).
 type runChecks struct {
 	notes    promptNotes
 	asks     *questionDesk
@@ -121,6 +120,7 @@ func runRun(env *cliEnv, args []string) error {
 	defer r.con.settle()   // every line said written, on every way out
 	defer r.lock.release() // idempotent: finish releases it first
 	if err != nil {
+		r.setupFailed(err)
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
 		r.events.drain(r.sup.sigs.c, false, env.stderr)
 		return err
