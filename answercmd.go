@@ -6,7 +6,9 @@ package main
 // never writes the metadata (a run may be writing it): it appends the
 // question and the answer to ANSWERS.md, then leaves the answer in the
 // answer file, which the run takes; answering when no question is pending,
-// or a question already answered, is an error.
+// or a question already answered, is an error; of two answers at once, one
+// lands and the other is told so (the lock of ANSWERS.md, writelock.go,
+// held for the whole update).
 
 import (
 	"bytes"
@@ -76,6 +78,16 @@ func runAnswer(env *cliEnv, args []string) error {
 	}
 	if len(text) > maxAnswer {
 		return usagef("answer too long (%d bytes; at most %d)", len(text), maxAnswer)
+	}
+	// Two answers at once: one lands, the other finds it (the check again,
+	// under the lock, for the whole read-modify-write of ANSWERS.md).
+	unlock, err := lockMaking(w.answersPath(), 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot update %s: %w", relPath(env.projectRoot, w.answersPath()), unwrapPathError(err))
+	}
+	defer unlock()
+	if a, err := readAnswer(w); err == nil && a != nil && a.Hash == q.Hash {
+		return withHint(fmt.Errorf("the question of workspace %s is answered already", label), "the next iteration gets the answer")
 	}
 	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
 	if err := appendAnswers(w, a); err != nil {

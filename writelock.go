@@ -9,7 +9,8 @@ package main
 // only a regular file is locked; the writer replaces the file by a rename,
 // so a lock taken on a file that was replaced meanwhile is let go and taken
 // again on the file now in place; a file that does not exist yet is locked
-// through its directory until it does. A workspace's metadata is guarded
+// through its directory until it does (or made empty to be locked, where
+// an empty file means what a missing one does: lockMaking). A workspace's metadata is guarded
 // by the workspace's claim instead (claimWorkspace), which also keeps runs
 // out.
 
@@ -26,8 +27,21 @@ import (
 // finish; the returned function lets it go. A missing directory is not made:
 // there is then nothing to update, and nothing is locked.
 func lockForUpdate(path string) (unlock func(), err error) {
+	return lockUpdate(path, 0, false)
+}
+
+// lockMaking is lockForUpdate for a file that may be made empty (mode perm)
+// when it is missing, to be locked: a file that only grows (ANSWERS.md),
+// in a directory a run holds locked (a workspace's state directory, which
+// could not stand for it).
+func lockMaking(path string, perm uint32) (unlock func(), err error) {
+	return lockUpdate(path, perm, true)
+}
+
+// lockUpdate is lockForUpdate, making a missing file when create is set.
+func lockUpdate(path string, perm uint32, create bool) (unlock func(), err error) {
 	for {
-		fd, err := openLockTarget(path)
+		fd, err := openLockTarget(path, perm, create)
 		dirLocked := false
 		if errors.Is(err, fs.ErrNotExist) {
 			// No file yet: its directory stands for it until one is made.
@@ -63,9 +77,14 @@ func lockStillHolds(fd int, path string, dirLocked bool) bool {
 }
 
 // openLockTarget opens path to lock it: never through a symbolic link,
-// without blocking, and only a regular file.
-func openLockTarget(path string) (int, error) {
-	fd, err := openNoFollow(path, 0)
+// without blocking, and only a regular file; made empty with perm if
+// missing when create is set.
+func openLockTarget(path string, perm uint32, create bool) (int, error) {
+	flags := 0
+	if create {
+		flags = syscall.O_CREAT
+	}
+	fd, err := openNoFollow(path, flags, perm)
 	if err != nil {
 		return -1, err
 	}
@@ -87,14 +106,14 @@ func openLockTarget(path string) (int, error) {
 
 // openLockDir opens the directory dir to lock it.
 func openLockDir(dir string) (int, error) {
-	return openNoFollow(dir, syscall.O_DIRECTORY)
+	return openNoFollow(dir, syscall.O_DIRECTORY, 0)
 }
 
 // openNoFollow opens path read-only with flags, without following a link
 // at its last component and without blocking. A link is named as such.
-func openNoFollow(path string, flags int) (int, error) {
+func openNoFollow(path string, flags int, perm uint32) (int, error) {
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, perm)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}

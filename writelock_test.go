@@ -44,7 +44,7 @@ func TestLockForUpdateFollowsTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := openLockTarget(path)
+	fd, err := openLockTarget(path, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestLockForUpdateFollowsTheFile(t *testing.T) {
 	}()
 	unlock()
 	u := <-got
-	fd, err = openLockTarget(path)
+	fd, err = openLockTarget(path, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,5 +113,37 @@ func TestLockForUpdateRefuses(t *testing.T) {
 		t.Errorf("a missing directory: %v", err)
 	} else {
 		unlock()
+	}
+}
+
+// TestLockMaking: a missing file is made empty (its directory is never
+// locked for it: a run holds a state directory locked), and locked.
+func TestLockMaking(t *testing.T) {
+	dir := t.TempDir()
+	d, err := openLockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(d)
+	if err := syscall.Flock(d, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err) // as a run holds its state directory
+	}
+	path := filepath.Join(dir, "ANSWERS.md")
+	unlock, err := lockMaking(path, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Size() != 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("made %v, %v; want an empty 0600 file", fi, err)
+	}
+	fd, err := openLockTarget(path, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Errorf("the made file is not locked: %v", err)
 	}
 }
