@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -136,5 +138,56 @@ func TestHistoryFullDevice(t *testing.T) {
 	}
 	if len(warnings) != 1 {
 		t.Errorf("warnings = %q; want only the first", warnings)
+	}
+}
+
+// TestDiskFullEnding: a full device ends the run with an error over an
+// ending that would hide it, keeps a signal's ending, an error and a
+// completion (which says it), and changes nothing while there is room.
+func TestDiskFullEnding(t *testing.T) {
+	root := t.TempDir()
+	ws := &workspace{Name: "task", Dir: filepath.Join(root, "task"), StateDir: filepath.Join(root, "task")}
+	os.Mkdir(ws.StateDir, 0o755)
+	stopped := &ending{code: exitOK, status: statusStopped, reason: "stopped: max iterations reached (3/3)"}
+	completed := &ending{code: exitOK, status: statusCompleted, reason: "completed: task marked complete"}
+	failed := &ending{code: exitError, status: statusFailed, reason: "failed: boom"}
+	signalled := &ending{code: 143, status: statusInterrupted, reason: "stopped: interrupted (SIGTERM)", signal: syscall.SIGTERM}
+
+	room := &diskCheck{ws: ws, root: root}
+	for _, end := range []*ending{nil, stopped, completed, failed, signalled} {
+		if got := room.orFull(end); got != end {
+			t.Errorf("with room, %v became %v", end, got)
+		}
+	}
+
+	full := &diskCheck{ws: ws, root: root}
+	full.saveFailed(newConsole(io.Discard, io.Discard, outputQuiet), &os.PathError{Op: "write", Path: filepath.Join(ws.StateDir, ".metadata.json.tmp-1"), Err: syscall.ENOSPC})
+	const why = "writing task/.metadata.json: no space left on device"
+	for _, c := range []struct {
+		end        *ending
+		code       int
+		status     string
+		reason     string
+		sameEnding bool
+	}{
+		{nil, exitError, statusFailed, "error: the disk is full: " + why, false},
+		{stopped, exitError, statusFailed, "error: the disk is full: " + why + " (the run was ending: stopped: max iterations reached (3/3))", false},
+		{completed, exitOK, statusCompleted, "completed: task marked complete (and the disk is full: " + why + ")", false},
+		{failed, exitError, statusFailed, "failed: boom", true},
+		{signalled, 143, statusInterrupted, "stopped: interrupted (SIGTERM)", true},
+	} {
+		got := full.orFull(c.end)
+		if got == nil || got.code != c.code || got.status != c.status || got.reason != c.reason || (got == c.end) != c.sameEnding {
+			t.Errorf("full, %+v:\n got %+v\nwant code %d, status %s, reason %q", c.end, got, c.code, c.status, c.reason)
+		}
+	}
+	if stopped.reason != "stopped: max iterations reached (3/3)" || completed.code != exitOK || completed.reason != "completed: task marked complete" {
+		t.Error("orFull changed the ending it was given")
+	}
+	// A non-space failure is not a full device.
+	other := &diskCheck{ws: ws, root: root}
+	other.saveFailed(newConsole(io.Discard, io.Discard, outputQuiet), &os.PathError{Op: "write", Path: "x", Err: syscall.EACCES})
+	if got := other.orFull(stopped); got != stopped {
+		t.Errorf("EACCES taken for a full device: %+v", got)
 	}
 }

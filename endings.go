@@ -10,9 +10,10 @@ package main
 // a write of the run refused for want of room (ENOSPC, EDQUOT), or fewer
 // than diskFullBelow bytes or no inode left — ends the run with an error
 // that says so, after the iteration under way, over an ending that would
-// hide it (max iterations, a stop): its state could not be kept, and no
-// iteration can work. The run's last writes take the log's reserve
-// (logfile.go), so that its metadata and log say how it ended.
+// hide it (max iterations, a stop; a completion stays one, and says it):
+// its state could not be kept, and no iteration can work. The run's last
+// writes take the log's reserve (logfile.go), so that its metadata and log
+// say how it ended.
 
 import (
 	"errors"
@@ -82,7 +83,8 @@ func (d *diskCheck) saveFailed(con *console, err error) {
 }
 
 // orFull returns end, or the ending of a full device instead when the
-// workspace's is: only a signal's ending and an error are kept as they are.
+// workspace's is: a signal's ending and an error are kept as they are, and
+// a completion too (the task is done), saying that the disk is full.
 func (d *diskCheck) orFull(end *ending) *ending {
 	if end != nil && (end.signal != nil || end.code != exitOK) {
 		return end
@@ -90,6 +92,11 @@ func (d *diskCheck) orFull(end *ending) *ending {
 	why := d.full()
 	if why == "" {
 		return end
+	}
+	if end != nil && end.status == statusCompleted {
+		done := *end
+		done.reason += " (and the disk is full: " + why + ")"
+		return &done
 	}
 	full := &ending{code: exitError, status: statusFailed, reason: "error: the disk is full: " + why,
 		hint: fmt.Sprintf("free some room on the device of %s, then run again", relPath(d.root, d.ws.StateDir))}
