@@ -67,7 +67,7 @@ func (r *runner) setup(pos []string) error {
 	if err != nil {
 		var el *errLocked
 		if errors.As(err, &el) {
-			return withHint(err, "stop that run first: claude-iterate stop %s", ws.Name)
+			return withHint(err, "%s", el.hintOr("stop that run first: claude-iterate stop "+ws.Name))
 		}
 		return err
 	}
