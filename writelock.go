@@ -1,18 +1,20 @@
 package main
 
 // This file implements the lock of a read-modify-write: a command that reads
-// a file shared with other processes (the project or user config), changes
-// it and writes it back holds an exclusive flock for the whole update, so
-// that two at once both land instead of one losing the other's change. The
-// rules are: the lock is on the file itself, opened without following a
-// link and without blocking (a FIFO put there must not hang the tool), and
-// only a regular file is locked; the writer replaces the file by a rename,
-// so a lock taken on a file that was replaced meanwhile is let go and taken
-// again on the file now in place; a file that does not exist yet is locked
-// through its directory until it does (or made empty to be locked, where
-// an empty file means what a missing one does: lockMaking). A workspace's metadata is guarded
-// by the workspace's claim instead (claimWorkspace), which also keeps runs
-// out.
+// a file shared with other processes (the project or user config,
+// ANSWERS.md), changes it and writes it back holds an exclusive flock for
+// the whole update, so that two at once both land instead of one losing the
+// other's change. The rules are: the lock is on the file itself, opened
+// without following a link and without blocking (a FIFO put there must not
+// hang the tool), and only a regular file is locked; the writer replaces
+// the file by a rename, so a lock taken on a file that was replaced
+// meanwhile is let go and taken again on the file now in place, and the
+// replacement must be the update's last write (a command that comes after
+// it locks the new file at once); a file that does not exist yet is made
+// only where none was made meanwhile (createFileAtomic), or made empty to
+// be locked where an empty file means what a missing one does (lockMaking).
+// A workspace's metadata is guarded by the workspace's claim instead
+// (claimWorkspace), which also keeps runs out.
 
 import (
 	"errors"
@@ -24,56 +26,86 @@ import (
 )
 
 // lockForUpdate takes the update lock of path, waiting for another holder to
-// finish; the returned function lets it go. A missing directory is not made:
-// there is then nothing to update, and nothing is locked.
-func lockForUpdate(path string) (unlock func(), err error) {
+// finish; the returned function lets it go. A missing file is not locked
+// (missing): its maker writes it with createFileAtomic, which fails if
+// another made it meanwhile, and then updates that one, under its lock.
+// (Its directory could not stand for it: a run holds a workspace's state
+// directory locked, and a project root may be one.)
+func lockForUpdate(path string) (unlock func(), missing bool, err error) {
 	return lockUpdate(path, 0, false)
 }
 
 // lockMaking is lockForUpdate for a file that may be made empty (mode perm)
-// when it is missing, to be locked: a file that only grows (ANSWERS.md),
-// in a directory a run holds locked (a workspace's state directory, which
-// could not stand for it).
+// when it is missing, to be locked: a file that only grows (ANSWERS.md).
 func lockMaking(path string, perm uint32) (unlock func(), err error) {
-	return lockUpdate(path, perm, true)
+	unlock, _, err = lockUpdate(path, perm, true)
+	return unlock, err
 }
 
 // lockUpdate is lockForUpdate, making a missing file when create is set.
-func lockUpdate(path string, perm uint32, create bool) (unlock func(), err error) {
+func lockUpdate(path string, perm uint32, create bool) (unlock func(), missing bool, err error) {
 	for {
 		fd, err := openLockTarget(path, perm, create)
-		dirLocked := false
 		if errors.Is(err, fs.ErrNotExist) {
-			// No file yet: its directory stands for it until one is made.
-			if fd, err = openLockDir(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
-				return func() {}, nil
-			}
-			dirLocked = true
+			return func() {}, true, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if err := flockFD(fd, syscall.LOCK_EX); err != nil {
 			syscall.Close(fd)
-			return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+			return nil, false, &fs.PathError{Op: "lock", Path: path, Err: err}
 		}
-		if lockStillHolds(fd, path, dirLocked) {
-			return func() { syscall.Close(fd) }, nil
+		if lockStillHolds(fd, path) {
+			return func() { syscall.Close(fd) }, false, nil
 		}
-		syscall.Close(fd) // replaced, made or removed while we waited
+		syscall.Close(fd) // replaced or removed while we waited
 	}
 }
 
 // lockStillHolds reports whether the lock taken on fd still guards path: fd
-// is the file now at path, or path is still missing when fd is its
-// directory.
-func lockStillHolds(fd int, path string, dirLocked bool) bool {
+// is the file now at path.
+func lockStillHolds(fd int, path string) bool {
 	var at, held syscall.Stat_t
-	err := syscall.Lstat(path, &at)
-	if dirLocked {
-		return errors.Is(err, syscall.ENOENT)
+	return syscall.Lstat(path, &at) == nil && syscall.Fstat(fd, &held) == nil && at.Dev == held.Dev && at.Ino == held.Ino
+}
+
+// createFileAtomic makes path with data, whole or not at all, and never over
+// a file there: one made meanwhile fails it with fs.ErrExist. It writes a
+// temporary file in the same directory, synced, then links it into place
+// (a file system without links: renamed, once path is seen missing).
+func createFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
 	}
-	return err == nil && syscall.Fstat(fd, &held) == nil && at.Dev == held.Dev && at.Ino == held.Ino
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	err = os.Link(tmp, path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if _, lerr := os.Lstat(path); lerr == nil {
+		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	return os.Rename(tmp, path)
 }
 
 // openLockTarget opens path to lock it: never through a symbolic link,
@@ -102,11 +134,6 @@ func openLockTarget(path string, perm uint32, create bool) (int, error) {
 		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
 	}
 	return fd, nil
-}
-
-// openLockDir opens the directory dir to lock it.
-func openLockDir(dir string) (int, error) {
-	return openNoFollow(dir, syscall.O_DIRECTORY, 0)
 }
 
 // openNoFollow opens path read-only with flags, without following a link

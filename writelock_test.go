@@ -10,39 +10,36 @@ import (
 )
 
 // TestLockForUpdateFollowsTheFile: the lock guards the file now at the
-// path, through a replacement by rename and through its creation, and two
-// holders never hold it at once.
+// path, through a replacement by rename; a missing file is not locked,
+// and is made only where none was made meanwhile; two holders never hold
+// it at once.
 func TestLockForUpdateFollowsTheFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.json")
 
-	// Missing: the directory stands for the file, and stops doing so once
-	// the file is made.
-	unlock, err := lockForUpdate(path)
-	if err != nil {
-		t.Fatal(err)
+	// Missing: nothing locked; the maker's file never goes over another.
+	unlock, missing, err := lockForUpdate(path)
+	if err != nil || !missing {
+		t.Fatalf("a missing file: missing %v, %v", missing, err)
 	}
-	d, err := openLockDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(d, syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
-		t.Errorf("the directory of a missing file is not locked: %v", err)
-	}
-	if lockStillHolds(d, path, true) != true {
-		t.Error("a missing file's directory lock does not hold")
-	}
-	os.WriteFile(path, []byte("{}\n"), 0o644)
-	if lockStillHolds(d, path, true) {
-		t.Error("the directory lock still holds once the file exists")
-	}
-	syscall.Close(d)
 	unlock()
+	if err := createFileAtomic(path, []byte("{\"a\":1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := createFileAtomic(path, []byte("{\"b\":2}\n"), 0o644); !errors.Is(err, os.ErrExist) {
+		t.Errorf("a second make: %v; want it to exist", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "{\"a\":1}\n" {
+		t.Errorf("the first file was replaced: %q", data)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(names) > 0 {
+		t.Errorf("temporary files left: %v", names)
+	}
 
 	// Present: the file itself, and no more once it is replaced.
-	unlock, err = lockForUpdate(path)
-	if err != nil {
-		t.Fatal(err)
+	unlock, missing, err = lockForUpdate(path)
+	if err != nil || missing {
+		t.Fatalf("a file: missing %v, %v", missing, err)
 	}
 	fd, err := openLockTarget(path, 0, false)
 	if err != nil {
@@ -51,12 +48,12 @@ func TestLockForUpdateFollowsTheFile(t *testing.T) {
 	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
 		t.Errorf("the file is not locked: %v", err)
 	}
-	if !lockStillHolds(fd, path, false) {
+	if !lockStillHolds(fd, path) {
 		t.Error("the lock of the file in place does not hold")
 	}
 	os.WriteFile(path+".new", []byte("{}\n"), 0o644)
 	os.Rename(path+".new", path)
-	if lockStillHolds(fd, path, false) {
+	if lockStillHolds(fd, path) {
 		t.Error("the lock of a replaced file still holds")
 	}
 	syscall.Close(fd)
@@ -64,7 +61,7 @@ func TestLockForUpdateFollowsTheFile(t *testing.T) {
 	// A waiter gets the file now in place once the holder lets go.
 	got := make(chan func(), 1)
 	go func() {
-		u, err := lockForUpdate(path)
+		u, _, err := lockForUpdate(path)
 		if err != nil {
 			t.Error(err)
 			u = func() {}
@@ -99,7 +96,7 @@ func TestLockForUpdateRefuses(t *testing.T) {
 	sub := filepath.Join(dir, "sub")
 	os.Mkdir(sub, 0o755)
 	for path, want := range map[string]string{link: "a symbolic link", fifo: "a named pipe", sub: "a directory"} {
-		_, err := lockForUpdate(path)
+		_, _, err := lockForUpdate(path)
 		if !errors.Is(err, errNotRegular) {
 			t.Errorf("%s: got %v, want not a regular file", path, err)
 			continue
@@ -108,19 +105,19 @@ func TestLockForUpdateRefuses(t *testing.T) {
 			t.Errorf("%s: %q does not say %q", path, got, want)
 		}
 	}
-	unlock, err := lockForUpdate(filepath.Join(dir, "none", "config.json"))
-	if err != nil {
-		t.Errorf("a missing directory: %v", err)
+	unlock, missing, err := lockForUpdate(filepath.Join(dir, "none", "config.json"))
+	if err != nil || !missing {
+		t.Errorf("a missing directory: missing %v, %v", missing, err)
 	} else {
 		unlock()
 	}
 }
 
-// TestLockMaking: a missing file is made empty (its directory is never
-// locked for it: a run holds a state directory locked), and locked.
+// TestLockMaking: a missing file is made empty and locked, without its
+// directory, which a run holds locked.
 func TestLockMaking(t *testing.T) {
 	dir := t.TempDir()
-	d, err := openLockDir(dir)
+	d, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
