@@ -177,8 +177,9 @@ func (r *runner) setupFailed(err error) {
 	if he := (*hintError)(nil); errors.As(err, &he) {
 		reason = "error: " + he.err.Error() // the hint is no reason
 	}
-	m := r.ws.meta
+	m, now := r.ws.meta, time.Now().UTC().Truncate(time.Second)
 	m.Status, m.LastStopReason, m.LastExitCode, m.PID = statusFailed, reason, &code, 0
+	m.LastRun, m.LastRunIterations = &now, 0
 	if serr := r.ws.save(); serr != nil && !isGone(serr) {
 		fmt.Fprintf(r.env.stderr, "%s: warning: saving %s: %v\n", progName, r.ws.metadataPath(), serr)
 	}
