@@ -4,9 +4,11 @@ package main
 // question the agent asked in .status.json (question.go). The rules are:
 // it works whether a run waits for the answer or no run is going on; it
 // never writes the metadata (a run may be writing it): it appends the
-// question and the answer to ANSWERS.md, then leaves the answer in the
+// question and the answer to ANSWERS.md, and leaves the answer in the
 // answer file, which the run takes; answering when no question is pending,
-// or a question already answered, is an error.
+// or a question already answered, is an error; of two answers at once, one
+// lands and the other is told so (the lock of ANSWERS.md, writelock.go,
+// held for the whole update).
 
 import (
 	"bytes"
@@ -77,13 +79,25 @@ func runAnswer(env *cliEnv, args []string) error {
 	if len(text) > maxAnswer {
 		return usagef("answer too long (%d bytes; at most %d)", len(text), maxAnswer)
 	}
-	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
-	if err := appendAnswers(w, a); err != nil {
-		return err
+	// Two answers at once: one lands, the other finds it (the check again,
+	// under the lock, for the whole read-modify-write of ANSWERS.md). The
+	// answer file goes first: ANSWERS.md is replaced last, as a command that
+	// comes after that locks the new file.
+	unlock, err := lockMaking(w.answersPath(), 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot update %s: %w", relPath(env.projectRoot, w.answersPath()), unwrapPathError(err))
 	}
+	defer unlock()
+	if a, err := readAnswer(w); err == nil && a != nil && a.Hash == q.Hash {
+		return withHint(fmt.Errorf("the question of workspace %s is answered already", label), "the next iteration gets the answer")
+	}
+	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
 	data, _ := json.Marshal(&a)
 	if err := writeFileAtomicSync(w.answerPath(), append(data, '\n'), 0o600, true); err != nil {
 		return fmt.Errorf("saving the answer: %w", err)
+	}
+	if err := appendAnswers(w, a); err != nil {
+		return err
 	}
 	fmt.Fprintf(env.stdout, "Answer saved for workspace: %s (and appended to %s)\n", label, relPath(env.projectRoot, w.answersPath()))
 	if w.runningPID() != 0 {

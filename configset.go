@@ -10,13 +10,16 @@ package main
 // rewritten (the user fixes it by hand, where the error points); the
 // project layer is the default; files are written atomically, and 0600
 // when they hold a notify URL with credentials; a workspace's config is
-// never changed under a run (its end would write the metadata back).
+// never changed under a run (its end would write the metadata back); and
+// each set holds its layer for the whole read-modify-write (configTarget.
+// lock), so that two at once both land.
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -118,41 +121,40 @@ func runConfigSet(env *cliEnv, args []string, unset bool) error {
 	if err != nil {
 		return err
 	}
-	if t.ws != nil {
-		release, err := claimWorkspace(t.ws, wsArg.s, "configure")
-		if err != nil {
-			return err
-		}
-		defer release()
-	}
-	obj, err := t.read()
-	if err != nil {
-		return err
-	}
 	if unset {
-		if !removeConfigKey(obj, key.name) {
-			fmt.Fprintf(env.stdout, "%s was not set in the %s config (%s)\n", key.name, t.layer, t.shown)
-			return nil
-		}
-		if err := t.write(obj); err != nil {
+		found := false
+		err := t.update(wsArg.s, false, func(obj map[string]any) (bool, error) {
+			found = removeConfigKey(obj, key.name)
+			return found, nil
+		})
+		switch {
+		case err != nil:
 			return err
+		case !found:
+			fmt.Fprintf(env.stdout, "%s was not set in the %s config (%s)\n", key.name, t.layer, t.shown)
+		default:
+			fmt.Fprintf(env.stdout, "Unset %s in the %s config (%s)\n", key.name, t.layer, t.shown)
 		}
-		fmt.Fprintf(env.stdout, "Unset %s in the %s config (%s)\n", key.name, t.layer, t.shown)
 		return nil
 	}
-	val, err := configArgValue(key, pos[1], add || remove)
+	arg, err := configArgValue(key, pos[1], add || remove)
 	if err != nil {
 		return err
 	}
-	if add || remove {
-		val, err = editConfigList(t, obj, key, val.([]any)[0].(string), add)
-		if err != nil {
-			return err
+	var val any
+	err = t.update(wsArg.s, true, func(obj map[string]any) (bool, error) {
+		val = arg
+		if add || remove {
+			var err error
+			if val, err = editConfigList(t, obj, key, arg.([]any)[0].(string), add); err != nil {
+				return false, err
+			}
 		}
-	}
-	removeConfigKey(obj, key.name)
-	obj[key.name] = val
-	if err := t.write(obj); err != nil {
+		removeConfigKey(obj, key.name)
+		obj[key.name] = val
+		return true, nil
+	})
+	if err != nil {
 		return err
 	}
 	b, _ := json.Marshal(val)
@@ -266,6 +268,54 @@ func configTargetOf(env *cliEnv, user bool, wsArg stringFlag) (*configTarget, er
 	return &configTarget{layer: layerProject, path: projectPath, shown: relPath(env.projectRoot, projectPath), below: []*configLayer{userLayer}}, nil
 }
 
+// update reads the layer, changes it (change reports whether it did) and
+// writes it back, holding it for the whole read-modify-write, so that two
+// at once both land: a workspace's config through the workspace's claim
+// (which reloads its metadata, and which no run may hold; wsArg names it
+// as given), a config file through its update lock (writelock.go). A file
+// that is missing is made without a lock, never over one made meanwhile:
+// then the update is made again, on that file, under its lock. making
+// says that the file will be written: the user config's directory is made
+// first.
+func (t *configTarget) update(wsArg string, making bool, change func(obj map[string]any) (bool, error)) error {
+	for {
+		release, missing, err := t.lock(making, wsArg)
+		if err != nil {
+			return err
+		}
+		obj, err := t.read()
+		if err == nil {
+			var changed bool
+			if changed, err = change(obj); err == nil && changed {
+				err = t.write(obj, missing)
+			}
+		}
+		release()
+		if !(missing && errors.Is(err, fs.ErrExist)) {
+			return err
+		}
+	}
+}
+
+// lock holds the layer for update; missing says that its file is not
+// there, and is not locked.
+func (t *configTarget) lock(making bool, wsArg string) (release func(), missing bool, err error) {
+	if t.ws != nil {
+		release, err = claimWorkspace(t.ws, wsArg, "configure")
+		return release, false, err
+	}
+	if making {
+		if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+			return nil, false, fmt.Errorf("writing %s: %w", t.shown, err)
+		}
+	}
+	unlock, missing, err := lockForUpdate(t.path)
+	if err != nil {
+		return nil, false, lockedUpdateError(t.shown, err)
+	}
+	return unlock, missing, nil
+}
+
 // read returns the layer's keys as a JSON object, refusing a file that
 // the readers refuse.
 func (t *configTarget) read() (map[string]any, error) {
@@ -294,8 +344,9 @@ func (t *configTarget) read() (map[string]any, error) {
 	return obj, nil
 }
 
-// write checks obj as the readers would, then writes it to the layer.
-func (t *configTarget) write(obj map[string]any) error {
+// write checks obj as the readers would, then writes it to the layer: a
+// new file (create) only where none is, else fs.ErrExist.
+func (t *configTarget) write(obj map[string]any, create bool) error {
 	if err := checkConfigObject(t.path, obj, map[string]any{}); err != nil {
 		return err
 	}
@@ -323,7 +374,11 @@ func (t *configTarget) write(obj map[string]any) error {
 	if err := makeDirAll(filepath.Dir(t.path), 0o700); err != nil {
 		return fmt.Errorf("writing %s: %w", t.shown, err)
 	}
-	if err := writeFileAtomic(t.path, append(data, '\n'), perm); err != nil {
+	write := writeFileAtomic
+	if create {
+		write = createFileAtomic
+	}
+	if err := write(t.path, append(data, '\n'), perm); err != nil {
 		return fmt.Errorf("writing %s: %w", t.shown, unwrapPathError(err))
 	}
 	return nil

@@ -13,7 +13,10 @@ package main
 //     the cap, is an error naming the file.
 //   - reset removes the file; clean archives it with the workspace.
 //   - A history that cannot be written disables itself with one warning:
-//     the run goes on.
+//     the run goes on. A device found full keeps the records not written
+//     (a torn one is written again whole, on a line of its own) and the
+//     error (noSpaceErr), on which the run ends; its end writes them once
+//     its reserve is freed (close).
 
 import (
 	"bytes"
@@ -38,7 +41,15 @@ type historyWriter struct {
 	f    *os.File
 	path string
 	warn func(msg string)
+	// pending are the records a full device refused, in order; torn says
+	// that the first was partly written; noSpace is the first refusal.
+	pending [][]byte
+	torn    bool
+	noSpace error
 }
+
+// maxPending bounds the records kept for a device that stays full.
+const maxPending = 64
 
 // openHistory opens a workspace's history for appending.
 func openHistory(path string, warn func(msg string)) (*historyWriter, error) {
@@ -59,12 +70,49 @@ func (h *historyWriter) append(rec *iterationRecord) {
 	}
 	data, err := json.Marshal(rec)
 	if err == nil {
-		_, err = h.f.Write(append(data, '\n'))
+		if len(h.pending) < maxPending {
+			h.pending = append(h.pending, append(data, '\n'))
+		}
+		err = h.writePending()
+	}
+	if err != nil && isNoSpace(err) {
+		if h.noSpace == nil {
+			h.noSpace = &os.PathError{Op: "write", Path: h.path, Err: unwrapPathError(err)}
+			h.warn(fmt.Sprintf("writing %s: %v; its records are kept for the run's end", h.path, unwrapPathError(err)))
+		}
+		return
 	}
 	if err != nil {
 		h.warn(fmt.Sprintf("writing %s: %v; the history of this run is incomplete", h.path, unwrapPathError(err)))
+		h.pending = nil
 		h.close()
 	}
+}
+
+// writePending writes the pending records, in order, each with one write.
+func (h *historyWriter) writePending() error {
+	for len(h.pending) > 0 {
+		line := h.pending[0]
+		if h.torn {
+			line = append([]byte{'\n'}, line...)
+		}
+		n, err := h.f.Write(line)
+		if err != nil {
+			h.torn = h.torn || n > 0
+			return err
+		}
+		h.pending, h.torn = h.pending[1:], false
+	}
+	return nil
+}
+
+// noSpaceErr is the first write that found the history's device full, or
+// nil.
+func (h *historyWriter) noSpaceErr() error {
+	if h == nil {
+		return nil
+	}
+	return h.noSpace
 }
 
 // stillThere makes sure the history's file is still the one at its path:
@@ -98,6 +146,11 @@ func (h *historyWriter) stillThere() bool {
 func (h *historyWriter) close() {
 	if h == nil || h.f == nil {
 		return
+	}
+	if len(h.pending) > 0 {
+		if err := h.writePending(); err != nil {
+			h.warn(fmt.Sprintf("writing %s: %v; the history of this run is incomplete (%s not written)", h.path, unwrapPathError(err), plural(len(h.pending), "record")))
+		}
 	}
 	h.f.Close()
 	h.f = nil

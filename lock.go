@@ -82,13 +82,18 @@ type runLock struct {
 	size int
 }
 
-// errLocked is a workspace another run holds.
+// errLocked is a workspace another run holds, or (claim) another command
+// that changes it (claimWorkspace).
 type errLocked struct {
-	ws  string
-	pid int
+	ws    string
+	pid   int
+	claim bool
 }
 
 func (e *errLocked) Error() string {
+	if e.claim {
+		return fmt.Sprintf("workspace %s is being changed by another command (config set, edit, reset, setup, archive or clean)", e.ws)
+	}
 	if e.pid > 0 {
 		return fmt.Sprintf("workspace %s is already being run (pid %d)", e.ws, e.pid)
 	}
@@ -103,8 +108,14 @@ func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 	var prev runRecord
 	path := w.lockPath()
 	dir, held, err := lockStateDir(w, syscall.LOCK_EX)
+	for deadline := time.Now().Add(claimWait); held && claimHolds(w) && time.Now().Before(deadline); {
+		dir, held, err = lockStateDir(w, syscall.LOCK_EX) // another command's claim: a moment
+	}
 	if err != nil {
 		return nil, prev, fmt.Errorf("locking %s: %w", w.StateDir, unwrapPathError(err))
+	}
+	if held && claimHolds(w) {
+		return nil, prev, &errLocked{ws: w.Name, claim: true}
 	}
 	if held {
 		pid := 0

@@ -10,7 +10,8 @@ import (
 
 // TestLogBudget: past its budget the log drops transcripts, with one note
 // and one warning, and still takes the run's sections; its reserve file is
-// freed then, and at close.
+// kept until the run's end (the agent would take its room), and freed at
+// close.
 func TestLogBudget(t *testing.T) {
 	dir := t.TempDir()
 	var warnings []string
@@ -26,6 +27,9 @@ func TestLogBudget(t *testing.T) {
 	l.Write([]byte(strings.Repeat("a", 150) + "\n"))
 	l.Flush() // looks at the budget
 	l.Write([]byte("dropped transcript\n"))
+	if _, err := os.Stat(reserve); err != nil {
+		t.Errorf("reserve file freed before the run's end: %v", err)
+	}
 	l.section("RUN ENDED", "Reason: test")
 	l.Close()
 	data, err := os.ReadFile(l.path)

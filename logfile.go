@@ -13,8 +13,13 @@ package main
 // less than logLowSpace left (looked at every logSpaceCheck bytes and at
 // every flush); the run's sections (its start, each iteration's end, its
 // end) are still logged. A reserve file of logReserve bytes, made with the
-// log, is removed then (and when the log is closed or fails), so that the
-// state files have room to be saved.
+// log, is kept until the run's end (releaseReserve, or the log's close or
+// failure), and removed before its last writes, so that the metadata, the
+// history and the log's RUN ENDED have room even when the agent filled the
+// device: freed any sooner, the agent would take it. A write that finds
+// the device full (ENOSPC, EDQUOT) loses what it held, stops the
+// transcripts with one warning, and is kept (noSpaceErr): the run ends on
+// it; the sections after it are still tried.
 
 import (
 	"bufio"
@@ -59,6 +64,7 @@ type runLog struct {
 	free             func(string) (int64, bool) // freeSpace (tests replace it)
 	full             bool                       // transcripts are no longer logged
 	reserve          string
+	noSpace          error // the first write that found the device full
 }
 
 // openRunLog creates the run's log in dir. warn is called once if writing
@@ -131,7 +137,6 @@ func (l *runLog) keepRoom(force bool) {
 		return
 	}
 	l.full = true
-	l.freeReserve()
 	why := fmt.Sprintf("the log passed %d MiB", l.budget>>20)
 	if !over {
 		why = fmt.Sprintf("%d KiB left on its device", free>>10)
@@ -168,11 +173,47 @@ func (l *runLog) write(p []byte, always bool) {
 }
 
 func (l *runLog) fail(err error) {
+	if isNoSpace(err) {
+		l.w.Reset(l.f) // what it held is lost; the next sections are tried
+		if l.noSpace == nil {
+			l.noSpace = &os.PathError{Op: "write", Path: l.path, Err: unwrapPathError(err)}
+			l.full = true
+			if l.warn != nil {
+				l.warn(fmt.Errorf("writing log %s: %v; transcripts are no longer logged", l.path, unwrapPathError(err)))
+			}
+		}
+		return
+	}
 	l.failed = true
 	l.freeReserve()
 	if l.warn != nil {
 		l.warn(fmt.Errorf("writing log %s: %v; logging disabled for this run", l.path, unwrapPathError(err)))
 	}
+}
+
+// releaseReserve removes the reserve file, for the run's last writes, and
+// says in the log what a full device lost of it.
+func (l *runLog) releaseReserve() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.freeReserve()
+	if l.noSpace != nil {
+		l.write([]byte("[some of this log was lost: no space left on its device]\n"), true)
+	}
+}
+
+// noSpaceErr is the first write of the log that found its device full, or
+// nil.
+func (l *runLog) noSpaceErr() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.noSpace
 }
 
 // printf writes a formatted line.

@@ -79,12 +79,13 @@ type runner struct {
 }
 
 // runChecks are what a run does beyond the loop: the notes the next
-// iteration's prompt adds to the task (notes.go), the agent's questions
-// (question.go), the verifier of a claimed completion (verify.go).
+// prompt adds to the task (notes.go), the agent's questions (question.go),
+// the verifier of a claimed completion (verify.go), a full device (endings.go).
 type runChecks struct {
 	notes    promptNotes
 	asks     *questionDesk
 	verifier *verifier // run --verify; nil without
+	disk     diskCheck
 }
 
 // elapsed is the run's time so far, time suspended excluded.
@@ -119,6 +120,7 @@ func runRun(env *cliEnv, args []string) error {
 	defer r.con.settle()   // every line said written, on every way out
 	defer r.lock.release() // idempotent: finish releases it first
 	if err != nil {
+		r.setupFailed(err)
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
 		r.events.drain(r.sup.sigs.c, false, env.stderr)
 		return err
@@ -151,6 +153,7 @@ func (r *runner) startLive() {
 	r.side = &sideRunner{sup: r.sup, con: r.con, log: r.log, live: r.live, lock: r.lock,
 		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
 	r.con.tellLines(r.live.addLine)
+	r.checks.disk = diskCheck{ws: r.ws, root: r.env.projectRoot, log: r.log, history: r.history}
 	r.checks.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.checks.notes, onQuestion: r.onQuestion, save: r.saveMetadata}
 	r.stop.changed = func(source string) {
 		r.showStopState(source)
@@ -210,7 +213,7 @@ func (r *runner) loop() ending {
 	r.carryFindings()
 	for {
 		r.checks.asks.take() // an answer given while no run waited for it
-		if end := workspaceGone(r.ws); end != nil {
+		if end := r.checks.disk.orFull(workspaceGone(r.ws)); end != nil {
 			return *end
 		}
 		if end := r.checkDeadline(); end != nil {
@@ -236,7 +239,7 @@ func (r *runner) loop() ending {
 			}
 			continue // the iteration is not counted, and is retried
 		}
-		if end := r.afterIteration(it); end != nil {
+		if end := r.checks.disk.orFull(r.afterIteration(it)); end != nil {
 			return *end
 		}
 		if end := r.wait(r.delay, nil); end != nil {
@@ -271,7 +274,7 @@ func (r *runner) flushMetadata() {
 	// A workspace deleted under the run ends it at the next iteration's
 	// start (workspaceGone), which says so; or finish warns, at the last.
 	if err := r.ws.saveSync(false); err != nil && !isGone(err) {
-		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
+		r.checks.disk.saveFailed(r.con, err)
 	}
 }
 
@@ -551,6 +554,7 @@ func (r *runner) finish(end ending) error {
 	} else if removed {
 		r.log.printf("[deleted %s]", stopFile)
 	}
+	r.log.releaseReserve() // room for the last writes, the agent done
 	r.history.close()
 	m := r.ws.meta
 	m.Status, m.LastStopReason, m.PID = end.status, end.reason, 0

@@ -79,7 +79,8 @@ func TestScript(t *testing.T) {
 			scriptEnv(env)
 			return nil
 		},
-		Cmds: scriptCommands(),
+		Cmds:      scriptCommands(),
+		Condition: scriptCondition,
 	})
 }
 

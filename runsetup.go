@@ -67,7 +67,7 @@ func (r *runner) setup(pos []string) error {
 	if err != nil {
 		var el *errLocked
 		if errors.As(err, &el) {
-			return withHint(err, "stop that run first: claude-iterate stop %s", ws.Name)
+			return withHint(err, "%s", el.hintOr("stop that run first: claude-iterate stop "+ws.Name))
 		}
 		return err
 	}
@@ -168,6 +168,28 @@ func (r *runner) setup(pos []string) error {
 	err = ws.save()
 	ws.held = err == nil
 	return err
+}
+
+// setupFailed records a run that failed before its first iteration, once
+// it held the workspace: the metadata says so as on every other way out
+// (status failed, the reason, the exit status), instead of showing the
+// earlier run's ending; the log, if open, ends with its RUN ENDED.
+func (r *runner) setupFailed(err error) {
+	if r.lock == nil || r.ws == nil || r.ws.meta == nil {
+		return // not this run's workspace to write
+	}
+	code, reason := errorExitCode(err), "error: "+err.Error()
+	if he := (*hintError)(nil); errors.As(err, &he) {
+		reason = "error: " + he.err.Error() // the hint is no reason
+	}
+	m, now := r.ws.meta, time.Now().UTC().Truncate(time.Second)
+	m.Status, m.LastStopReason, m.LastExitCode, m.PID = statusFailed, reason, &code, 0
+	m.LastRun, m.LastRunIterations = &now, 0
+	if serr := r.ws.save(); serr != nil && !isGone(serr) {
+		fmt.Fprintf(r.env.stderr, "%s: warning: saving %s: %v\n", progName, r.ws.metadataPath(), serr)
+	}
+	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+reason, fmt.Sprintf("Exit code: %d", code))
+	r.log.Close()
 }
 
 // buildStops builds the run's stop conditions: --conditions FILE or the

@@ -292,7 +292,7 @@ func runVerify(env *cliEnv, args []string) error {
 	if err != nil {
 		var el *errLocked
 		if errors.As(err, &el) {
-			return withHint(err, "verify once the run has ended (run --verify verifies within a run)")
+			return withHint(err, "%s", el.hintOr("verify once the run has ended (run --verify verifies within a run)"))
 		}
 		return err
 	}
