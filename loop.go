@@ -80,11 +80,12 @@ type runner struct {
 
 // runChecks are what a run does beyond the loop: the notes the next
 // iteration's prompt adds to the task (notes.go), the agent's questions
-// (question.go), the verifier of a claimed completion (verify.go).
+// (question.go), the verifier (verify.go), the evidence (evidence.go).
 type runChecks struct {
 	notes    promptNotes
 	asks     *questionDesk
 	verifier *verifier // run --verify; nil without
+	status   statusLedger
 }
 
 // elapsed is the run's time so far, time suspended excluded.
@@ -206,6 +207,9 @@ func (r *runner) loop() ending {
 	}
 	if len(given) > 0 {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
+	}
+	if end := r.inherited(); end != nil {
+		return *end
 	}
 	for {
 		r.checks.asks.take() // an answer given while no run waited for it

@@ -119,9 +119,11 @@ func (r *runner) setup(pos []string) error {
 	if d, err := time.ParseDuration(os.Getenv(resultWatchdogEnv)); err == nil && d > 0 {
 		r.sup.resultWatchdog = d
 	}
-	if ts, _ := readTaskStatus(ws); ts.HasProgress {
+	ts, _, found := readTaskStatusCopy(ws)
+	if ts.HasProgress {
 		r.count.bestCompleted = ts.Completed
 	}
+	r.checks.status.begin(ws.statusPath(), found, opts.acceptComplete)
 	if err := r.buildStops(); err != nil {
 		return err
 	}
@@ -441,4 +443,51 @@ func (r *runner) buildPrompt() (string, error) {
 		return "", err
 	}
 	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)) + r.checks.notes.text(r.ws), nil
+}
+
+// inherited names, before the first iteration, what the run inherits: a
+// .status.json that says complete, a stop requested, a question pending.
+// It returns the run's ending when the pending question ends it
+// (--on-question stop), or the wait for its answer does.
+func (r *runner) inherited() *ending {
+	ws := r.ws
+	say := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		r.con.noticef("%s", msg)
+		r.log.printf("[%s]", msg)
+	}
+	if r.checks.status.inheritedComplete() {
+		if r.checks.status.acceptComplete {
+			say("%s says complete from before this run: accepted (--accept-complete), the run completes after its first iteration unless the agent takes it back", statusFile)
+		} else {
+			say("%s says complete from before this run: the run goes on until the agent marks the task complete again (--accept-complete accepts it; %s starts the task over)", statusFile, wsCommand(ws, "reset", "--all"))
+		}
+	}
+	if stopFileExists(ws.stopPath()) {
+		cancel := wsCommand(ws, "stop", "--cancel")
+		if r.sup.kb != nil {
+			cancel = "press s, or " + cancel
+		}
+		say("a stop was requested before this run (%s): the run stops after its first iteration (to cancel: %s)", stopFile, cancel)
+		r.stop.source = stopByFile // named: not again as a change
+		r.live.stopChanged(stopByFile)
+	}
+	d := r.checks.asks
+	d.take() // an answer given while no run waited for it
+	q := ws.pendingQuestion()
+	if q == nil {
+		return nil
+	}
+	what := map[string]string{onQuestionWait: "the run waits for it", onQuestionStop: "the run stops", onQuestionContinue: "the run goes on"}[r.onQuestion]
+	say("a question asked before this run waits for an answer: %s (--on-question %s: %s; answer with: %s)",
+		clip(oneLine(q.Pending), 300), r.onQuestion, what, answerCommand(ws))
+	switch r.onQuestion {
+	case onQuestionStop:
+		return d.stopEnding(q.Pending)
+	case onQuestionWait:
+		r.live.question(q.Pending, r.onQuestion, answerCommand(ws))
+		return r.waitForAnswer()
+	}
+	r.live.question(q.Pending, r.onQuestion, answerCommand(ws))
+	return nil
 }

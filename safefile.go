@@ -290,3 +290,36 @@ func readStream(r io.Reader, max int64) ([]byte, error) {
 	}
 	return data, err
 }
+
+// readRegularFileInfo is readRegularFile that also returns what fstat says
+// of the descriptor read (identity, size, modification time), so that the
+// two describe the same file: the before-and-after look at .status.json
+// (evidence.go).
+func readRegularFileInfo(path string, max int64) ([]byte, fs.FileInfo, error) {
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
+	}
+	data := make([]byte, 0, fi.Size()+1)
+	for int64(len(data)) <= max { // +1: the read that finds it grew since
+		if len(data) == cap(data) {
+			data = slices.Grow(data, 4096)
+		}
+		n, err := f.Read(data[len(data):min(int64(cap(data)), max+1)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if int64(len(data)) > max {
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
+	}
+	return data, fi, nil
+}
