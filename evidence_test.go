@@ -186,3 +186,27 @@ func TestEvidenceTODOProgress(t *testing.T) {
 		t.Errorf("rose of TODO.md's 2/3 over 1, 2 = %v, %v; want true, false", e.rose(1), e.rose(2))
 	}
 }
+
+func TestReadRegularFileInfo(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int{0, 1, 4095, 4096, 70000} {
+		path := filepath.Join(dir, "f")
+		want := make([]byte, size)
+		for i := range want {
+			want[i] = byte('a' + i%26)
+		}
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, fi, err := readRegularFileInfo(path, 1<<20)
+		if err != nil || string(got) != string(want) || fi.Size() != int64(size) {
+			t.Errorf("readRegularFileInfo of %d bytes = %d bytes, %v", size, len(got), err)
+		}
+		if _, _, err := readRegularFileInfo(path, int64(size)-1); size > 0 && err == nil {
+			t.Errorf("readRegularFileInfo of %d bytes, capped at %d: no error", size, size-1)
+		}
+	}
+	if _, _, err := readRegularFileInfo(dir, 1<<20); err == nil {
+		t.Errorf("readRegularFileInfo of a directory: no error")
+	}
+}

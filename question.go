@@ -200,6 +200,7 @@ func (d *questionDesk) note(e *evidence) (q string, isNew bool) {
 	if p != nil && e.withdrawn {
 		d.log.printf("[the agent withdrew its question: %s]", clip(oneLine(p.Pending), 300))
 		m.Question.Pending, m.Question.Hash, m.Question.AskedAt = "", "", nil
+		d.live.questionWithdrawn()
 		return "", false
 	}
 	if p != nil {
