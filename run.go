@@ -123,7 +123,9 @@ Questions:
   stop            end the run (exit 0), its reason naming the question
   continue        go on; the question is logged and notified
   The answer goes to the next iteration's prompt and to the workspace's
-  ANSWERS.md.
+  ANSWERS.md. A question still pending when a run starts is waited on, or
+  stopped on, before the first iteration; a status the agent writes
+  without it withdraws it.
 
 Stopping:
   s                           stop after the current iteration (again: cancel)
