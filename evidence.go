@@ -209,12 +209,14 @@ func (e *evidence) madeProgress(best int) bool {
 const (
 	progressNone   = iota // no progress the agent wrote
 	progressMade          // progress the agent wrote
-	progressUnsaid        // iterative mode: its status written without "worked": not counted
+	progressUnsaid        // iterative mode: "worked" not said, or a failure: not counted
 )
 
 // progress says how the iteration bears on the stagnation count: in loop
 // mode a rise of progress.completed, in iterative mode "worked": true,
-// each written in the iteration.
+// each written in the iteration. In iterative mode an iteration that
+// failed without writing its status is not counted: the failure streak
+// counts it (two API errors are not "stagnation", exit 0).
 func (e *evidence) progress(mode string, best int) int {
 	switch {
 	case e == nil:
@@ -225,7 +227,7 @@ func (e *evidence) progress(mode string, best int) int {
 		return progressNone
 	case e.workedTrue():
 		return progressMade
-	case e.fresh && e.worked == nil:
+	case e.fresh && e.worked == nil, e.failed && !e.fresh:
 		return progressUnsaid
 	}
 	return progressNone

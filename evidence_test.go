@@ -150,6 +150,10 @@ func TestEvidence(t *testing.T) {
 		{name: "question changed", before: parsed(taskStatus{Question: "Which?"}),
 			after: rewritten(taskStatus{Question: "Where?"}), mode: modeLoop, question: "Where?"},
 		{name: "invalid file written", after: statusCopy{exists: true, size: 3}, mode: modeIterative, progress: progressNone},
+		{name: "failed, nothing written", failed: true, mode: modeIterative, progress: progressUnsaid},
+		{name: "failed, nothing written, loop", failed: true, mode: modeLoop, progress: progressNone},
+		{name: "failed, worked false written", after: parsed(taskStatus{Worked: &no}), failed: true,
+			mode: modeIterative, worked: &no, withdrawn: true, progress: progressNone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
