@@ -5,10 +5,10 @@ package main
 // it works whether a run waits for the answer or no run is going on; it
 // never writes the metadata (a run may be writing it): it appends the
 // question and the answer to ANSWERS.md, and leaves the answer in the
-// answer file, which the run takes; answering when no question is pending,
-// or a question already answered, is an error; of two answers at once, one
-// lands and the other is told so (the lock of ANSWERS.md, writelock.go,
-// held for the whole update).
+// answer file, which the run takes, replacing an answer no run has taken
+// yet; answering when no question is pending is an error; of two answers
+// at once, both land, the second replacing the first (the lock of
+// ANSWERS.md, writelock.go, held for the whole update).
 
 import (
 	"bytes"
@@ -29,7 +29,9 @@ workspace's .status.json. A run waiting for the answer (--on-question wait,
 the default) goes on at once; if no run is going on, the next run gives
 the answer to the agent. Either way the next iteration's prompt carries the
 question and the answer, and both are appended, with the time, to the
-workspace's ANSWERS.md. A question once answered is never waited on again.
+workspace's ANSWERS.md. An answer no run has taken yet may be replaced: the
+last one given goes to the agent. A question once answered is not waited
+on again unless the agent asks it again in a later iteration.
 'claude-iterate status <ws>' and 'watch' show the pending question. Without
 <workspace>, answers the ralph-mode run ('run --prompt') of the current
 directory.
@@ -62,9 +64,6 @@ func runAnswer(env *cliEnv, args []string) error {
 		return withHint(fmt.Errorf("no question is pending in workspace %s", label),
 			"the agent asks by writing \"question\" in %s; 'claude-iterate status %s' shows a pending one", statusFile, label)
 	}
-	if a, err := readAnswer(w); err == nil && a != nil && a.Hash == q.Hash {
-		return withHint(fmt.Errorf("the question of workspace %s is answered already", label), "the next iteration gets the answer")
-	}
 	if text == "-" {
 		data, err := readStream(env.stdin, maxAnswer)
 		if err != nil {
@@ -79,27 +78,30 @@ func runAnswer(env *cliEnv, args []string) error {
 	if len(text) > maxAnswer {
 		return usagef("answer too long (%d bytes; at most %d)", len(text), maxAnswer)
 	}
-	// Two answers at once: one lands, the other finds it (the check again,
-	// under the lock, for the whole read-modify-write of ANSWERS.md). The
-	// answer file goes first: ANSWERS.md is replaced last, as a command that
-	// comes after that locks the new file.
+	// Two answers at once: both land, the second replacing the first (the
+	// answer read again under the lock, for the whole read-modify-write of
+	// ANSWERS.md). The answer file goes first: ANSWERS.md is replaced last,
+	// as a command that comes after that locks the new file.
 	unlock, err := lockMaking(w.answersPath(), 0o600)
 	if err != nil {
 		return fmt.Errorf("cannot update %s: %w", relPath(env.projectRoot, w.answersPath()), unwrapPathError(err))
 	}
 	defer unlock()
-	if a, err := readAnswer(w); err == nil && a != nil && a.Hash == q.Hash {
-		return withHint(fmt.Errorf("the question of workspace %s is answered already", label), "the next iteration gets the answer")
-	}
+	earlier, _ := readAnswer(w)
+	replaces := earlier != nil && earlier.Hash == q.Hash
 	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
 	data, _ := json.Marshal(&a)
 	if err := writeFileAtomicSync(w.answerPath(), append(data, '\n'), 0o600, true); err != nil {
 		return fmt.Errorf("saving the answer: %w", err)
 	}
-	if err := appendAnswers(w, a); err != nil {
+	if err := appendAnswers(w, a, replaces); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "Answer saved for workspace: %s (and appended to %s)\n", label, relPath(env.projectRoot, w.answersPath()))
+	verb := "saved"
+	if replaces {
+		verb = "replaced"
+	}
+	fmt.Fprintf(env.stdout, "Answer %s for workspace: %s (and appended to %s)\n", verb, label, relPath(env.projectRoot, w.answersPath()))
 	if w.runningPID() != 0 {
 		fmt.Fprintf(env.stdout, "The run goes on with it at its next iteration\n")
 	} else {
@@ -108,8 +110,9 @@ func runAnswer(env *cliEnv, args []string) error {
 	return nil
 }
 
-// appendAnswers appends a question and its answer to ANSWERS.md (0600).
-func appendAnswers(w *workspace, a pendingAnswer) error {
+// appendAnswers appends a question and its answer to ANSWERS.md (0600);
+// replaces: the answer replaces the one above, not taken.
+func appendAnswers(w *workspace, a pendingAnswer, replaces bool) error {
 	path := w.answersPath()
 	old, err := readRegularFile(path, taskFileCap)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -120,7 +123,11 @@ func appendAnswers(w *workspace, a pendingAnswer) error {
 	if len(old) == 0 {
 		b.WriteString("# Answers to the agent's questions\n")
 	}
-	fmt.Fprintf(&b, "\n## %s\n\n### Question\n\n%s\n\n### Answer\n\n%s\n", a.AnsweredAt.Format(time.RFC3339), a.Question, a.Answer)
+	heading := "Answer"
+	if replaces {
+		heading = "Answer (replaces the one above)"
+	}
+	fmt.Fprintf(&b, "\n## %s\n\n### Question\n\n%s\n\n### %s\n\n%s\n", a.AnsweredAt.Format(time.RFC3339), a.Question, heading, a.Answer)
 	if err := writeFileAtomicSync(path, b.Bytes(), 0o600, true); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -305,7 +305,7 @@ func (t *configTarget) lock(making bool, wsArg string) (release func(), missing 
 		return release, false, err
 	}
 	if making {
-		if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+		if err := makeDirAll(filepath.Dir(t.path), 0o700); err != nil {
 			return nil, false, fmt.Errorf("writing %s: %w", t.shown, err)
 		}
 	}

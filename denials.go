@@ -86,9 +86,3 @@ func denialSummary(names []string, max int) string {
 	}
 	return fmt.Sprintf("%s refused: %s", plural(len(names), "tool call"), strings.Join(shown, ", "))
 }
-
-// madeProgress reports whether the agent's status shows progress since the
-// best seen before this iteration.
-func madeProgress(ts taskStatus, bestCompleted int) bool {
-	return ts.Complete || (ts.Worked != nil && *ts.Worked) || (ts.HasProgress && ts.Completed > bestCompleted)
-}

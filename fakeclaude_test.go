@@ -5,8 +5,10 @@ package main
 // file, relative to the current directory); each line is one directive, run in
 // order. A line may start with a call filter — [2] only on the second call,
 // [2-] from the second on, [1-3] on the first three — counted in the file
-// $FAKE_CLAUDE.calls. Without $FAKE_CLAUDE the fake streams a minimal
-// successful session.
+// $FAKE_CLAUDE.calls. $VARS in a directive's argument are expanded, and
+// $FAKE_CALL is the call's number (a file the fake writes in each call then
+// differs from call to call, as an agent's own writes do). Without
+// $FAKE_CLAUDE the fake streams a minimal successful session.
 //
 // Called with --help (and nothing counted), the fake prints a help text that
 // names --append-system-prompt[-file], as the real CLI's does, or the file
@@ -131,6 +133,7 @@ func fakeClaude() int {
 		return 3
 	}
 	call := fakeNextCall(script + ".calls")
+	os.Setenv("FAKE_CALL", strconv.Itoa(call))
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	for lineNo, line := range strings.Split(string(data), "\n") {

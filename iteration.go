@@ -20,6 +20,7 @@ type iterationRun struct {
 	started time.Time
 	outcome *iterationOutcome
 	before  *gitSnapshot // the work tree before the agent ran
+	status  statusCopy   // .status.json as the agent found it (evidence.go)
 }
 
 // iterate runs one agent to its end.
@@ -30,6 +31,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 		return nil, err
 	}
 	it.before = r.git.snapshot()
+	it.status = r.checks.status.before()
 	it.started = time.Now()
 	r.con.progressf("▶ Iteration %d/%d started at %s", it.n, r.maxIterations, it.started.Format("15:04:05"))
 	r.log.section(fmt.Sprintf("ITERATION %d", it.n), "Started: "+logTime(it.started))
@@ -81,10 +83,17 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	case failed:
 		end = endFailed
 	}
-	ts, warn := readTaskStatus(r.ws)
+	ts, warn, after := readTaskStatusCopy(r.ws)
+	ev := r.checks.status.judge(it.status, after, ts)
 	refused := describeDenials(o.denials(), r.env.projectRoot)
-	if len(refused) > 0 && !failed && !madeProgress(ts, r.count.bestCompleted) {
+	if len(refused) > 0 && !failed && !ev.madeProgress(r.count.bestCompleted) {
 		failed, why, end = true, denialSummary(refused, maxDenialsShown), endRefused
+	}
+	if failed {
+		ev.fail()
+	}
+	if !ev.written {
+		r.log.printf("[%s not written in this iteration: its claims are not this iteration's]", statusFile)
 	}
 	// An iteration that failed says nothing of the status file: no warning
 	// about it before the failure itself.
@@ -98,17 +107,21 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	if r.side.testCmd != "" && fatal == nil {
 		tests = r.side.runTests()
 		if r.sup.ending() {
-			r.recordWith(it, end, why, ts, refused, nil) // the tests did not finish
+			r.recordWith(it, end, why, ev, refused, nil) // the tests did not finish
 			e := r.interruptEnding()
 			return &e
 		}
 	}
-	rec := r.recordWith(it, end, why, ts, refused, tests)
+	rec := r.recordWith(it, end, why, ev, refused, tests)
 	st := r.count.condState(rec)
 	r.stop.poll(true)
 	st.Elapsed, st.ProgressWord, st.StopRequest = r.elapsed(), progressWord(r.mode), r.stop.source
 	st.Dir, st.RunScript = r.env.projectRoot, r.side.runScript
 	v := r.stops.evaluate(&st)
+	if v.met != nil && v.met.group == groupSuccess && !rec.OK { // evidence.go
+		r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
+		v = otherMet(v, &r.stops)
+	}
 	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
 		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted, the run goes on", rec.Iteration, r.minIterations)
 		r.con.noticef("%s", msg)
@@ -120,7 +133,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		return &e
 	}
 	r.ws.meta.Conditions = v.reports
-	question, isNew := r.checks.asks.note(ts)
+	question, isNew := r.checks.asks.note(ev)
 	r.saveMetadata()
 	r.log.printf("CONDITIONS:")
 	for _, c := range v.reports {
@@ -161,15 +174,20 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 // record records an iteration that the loop does not judge further: an
 // interrupted one, or one that hit a usage limit.
 func (r *runner) record(it *iterationRun, end, reason string) *iterationRecord {
-	ts, _ := readTaskStatus(r.ws)
-	return r.recordWith(it, end, reason, ts, describeDenials(it.outcome.denials(), r.env.projectRoot), nil)
+	ts, _, after := readTaskStatusCopy(r.ws)
+	ev := r.checks.status.judge(it.status, after, ts)
+	ev.fail() // not a counted iteration: it completes nothing
+	if end == endLimit {
+		r.checks.status.retried(it.status) // the retry is the same iteration
+	}
+	return r.recordWith(it, end, reason, ev, describeDenials(it.outcome.denials(), r.env.projectRoot), nil)
 }
 
 // recordWith makes the iteration's record and derives everything from it.
-func (r *runner) recordWith(it *iterationRun, end, reason string, ts taskStatus, refused []string, tests *testResults) *iterationRecord {
+func (r *runner) recordWith(it *iterationRun, end, reason string, ev *evidence, refused []string, tests *testResults) *iterationRecord {
 	rec := newRecord(recordInput{
 		run: r.lock.record.RunID, iteration: it.n, started: it.started, outcome: it.outcome,
-		end: end, reason: reason, refused: refused, status: ts, tests: tests,
+		end: end, reason: reason, refused: refused, status: ev.status, evidence: ev, tests: tests,
 		files: r.git.changed(it.before, r.git.snapshot()),
 	})
 	r.count.add(rec, r.mode)
@@ -278,9 +296,10 @@ type runCounters struct {
 	lastRefused    bool // the last iteration had refused tool calls
 }
 
-// add counts rec. In loop mode progress is a higher progress.completed; in
-// iterative mode, worked:true (an iteration that does not say is not
-// counted either way).
+// add counts rec. Progress is what the agent wrote in the iteration
+// (evidence.go): in loop mode a higher progress.completed; in iterative
+// mode worked:true (an iteration that writes its status without saying is
+// not counted either way).
 func (c *runCounters) add(rec *iterationRecord, mode string) {
 	c.totals.add(rec)
 	if !rec.counted() {
@@ -292,17 +311,14 @@ func (c *runCounters) add(rec *iterationRecord, mode string) {
 		c.failStreak++
 	}
 	c.lastRefused = len(rec.Refused) > 0
-	switch {
-	case mode == modeIterative && rec.Worked != nil && *rec.Worked:
+	switch rec.evidence.progress(mode, c.bestCompleted) {
+	case progressMade:
 		c.sinceProgress = 0
-	case mode == modeIterative && rec.Worked != nil:
+	case progressNone:
 		c.sinceProgress++
-	case mode == modeIterative:
-	case rec.Progress != nil && rec.Progress.Completed > c.bestCompleted:
-		c.bestCompleted = rec.Progress.Completed
-		c.sinceProgress = 0
-	default:
-		c.sinceProgress++
+	}
+	if e := rec.evidence; e != nil && e.rose(c.bestCompleted) {
+		c.bestCompleted = e.status.Completed
 	}
 	if t := rec.testRun; t != nil {
 		c.lastTests = t

@@ -25,6 +25,19 @@ func (l *live) question(q, onQuestion, answerCmd string) {
 	l.update(now)
 }
 
+// questionWithdrawn: the agent withdrew its question (question.go).
+func (l *live) questionWithdrawn() {
+	if l == nil {
+		return
+	}
+	now := time.Now()
+	l.mu.Lock()
+	l.st.Question, l.st.AnswerCmd = "", ""
+	l.dirty, l.redraw = true, true
+	l.mu.Unlock()
+	l.update(now)
+}
+
 // answered: the answer to question q is taken.
 func (l *live) answered(q, answer string) {
 	if l == nil {

@@ -79,66 +79,20 @@ type runner struct {
 }
 
 // runChecks are what a run does beyond the loop: the notes the next
-// prompt adds to the task (notes.go), the agent's questions (question.go),
-// the verifier of a claimed completion (verify.go), a full device (endings.go).
+// iteration's prompt adds to the task (notes.go), the agent's questions
+// (question.go), the verifier (verify.go), the evidence (evidence.go), a
+// full device (endings.go).
 type runChecks struct {
 	notes    promptNotes
 	asks     *questionDesk
 	verifier *verifier // run --verify; nil without
 	disk     diskCheck
+	status   statusLedger
 }
 
 // elapsed is the run's time so far, time suspended excluded.
 func (r *runner) elapsed() time.Duration {
 	return time.Since(r.start) - r.sup.suspended
-}
-
-// runRun is the run command.
-func runRun(env *cliEnv, args []string) error {
-	opts, pos, err := parseRunFlags(args)
-	if err != nil {
-		return err
-	}
-	r := &runner{runPlan: &runPlan{env: env, opts: opts}, start: time.Now()}
-	defer r.removeTemporaries()
-	// Signals first: before the terminal changes and before any child starts.
-	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
-	if opts.events.set {
-		if r.events, err = openEvents(opts.events.s, env.stdout, env.stderr, r.sup.sigs); err != nil {
-			return err
-		}
-		defer r.events.close()
-		if opts.events.s == "-" {
-			quiet := *env
-			quiet.stdout = env.stderr // standard output carries the events alone
-			r.env = &quiet
-		}
-	}
-	becomeSubreaper()
-	startReaper()
-	err = r.setup(pos)
-	defer r.con.settle()   // every line said written, on every way out
-	defer r.lock.release() // idempotent: finish releases it first
-	if err != nil {
-		r.setupFailed(err)
-		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
-		r.events.drain(r.sup.sigs.c, false, env.stderr)
-		return err
-	}
-	r.termMode = saveTerminalMode(env.stdin, env.stdout, env.stderr)
-	if !opts.noKeyboard {
-		r.sup.kb = openKeyboard(env.stdin)
-	}
-	defer r.sup.kb.close()
-	r.startLive()
-	end := r.protectedLoop()
-	r.nextPipes.close()
-	if end.signal == nil && r.sup.startBlocked() && r.sup.interrupt != nil {
-		// A signal came as the run was ending on its own: it still ends the
-		// run as a signal does, so that a calling shell loop stops too.
-		end = r.interruptEnding()
-	}
-	return r.finish(end)
 }
 
 // startLive starts the live view and wires the supervisor, the stop
@@ -211,6 +165,9 @@ func (r *runner) loop() ending {
 		r.con.progressf("Stop conditions: %s", strings.Join(given, "; "))
 	}
 	r.carryFindings()
+	if end := r.inherited(); end != nil {
+		return *end
+	}
 	for {
 		r.checks.asks.take() // an answer given while no run waited for it
 		if end := r.checks.disk.orFull(workspaceGone(r.ws)); end != nil {

@@ -52,27 +52,6 @@ func TestDenialSummary(t *testing.T) {
 	}
 }
 
-func TestMadeProgress(t *testing.T) {
-	yes, no := true, false
-	tests := []struct {
-		ts   taskStatus
-		best int
-		want bool
-	}{
-		{taskStatus{}, 0, false},
-		{taskStatus{HasProgress: true, Completed: 3}, 3, false},
-		{taskStatus{HasProgress: true, Completed: 4}, 3, true},
-		{taskStatus{Worked: &yes}, 0, true},
-		{taskStatus{Worked: &no}, 0, false},
-		{taskStatus{Complete: true}, 0, true},
-	}
-	for _, tt := range tests {
-		if got := madeProgress(tt.ts, tt.best); got != tt.want {
-			t.Errorf("madeProgress(%+v, %d) = %v", tt.ts, tt.best, got)
-		}
-	}
-}
-
 func TestOutcomeFailureText(t *testing.T) {
 	str := func(s string) *string { return &s }
 	tests := []struct {

@@ -3,18 +3,25 @@ package main
 // This file implements the agent's questions to the user. The rules are:
 //
 //   - The agent asks by writing "question": "…" (a non-empty string) in
-//     .status.json. After the iteration the run records the question as
-//     pending in the metadata (text and hash) and does what onQuestion says:
-//     wait (for an answer, without running the agent; s, .stop, Ctrl+C and
-//     the max duration end the wait as any other), stop (exit 0, the reason
-//     names the question) or continue (logged and notified).
+//     .status.json. A question counts when the iteration wrote it
+//     (evidence.go), unless it was answered and the file held it before:
+//     the agent left it in. One removed and written again later, or
+//     forgotten by reset, is a new question. After the iteration the run
+//     records the question as pending in the metadata (text and hash) and
+//     does what onQuestion says: wait (for an answer, without running the agent; s, .stop,
+//     Ctrl+C and the max duration end the wait as any other), stop (exit
+//     0, the reason names the question) or continue (logged and notified).
+//     A status the agent writes again without the question withdraws it.
+//   - A question pending when a run starts is named before the first
+//     iteration, and waited on or stopped on before one is paid for.
 //   - 'claude-iterate answer' never writes the metadata, which a run may be
 //     writing: it appends the question and its answer to ANSWERS.md and
-//     leaves the answer in the workspace's answer file. The run takes it —
-//     while it waits, or at the start of the next run — into the next
-//     iteration's prompt, clears the pending question and records its hash
-//     as answered: an answered question is never waited on again, even if
-//     the agent leaves it in .status.json.
+//     leaves the answer in the workspace's answer file, replacing one no
+//     run has taken yet. The run takes it — while it waits, or at the
+//     start of the next run — into the next iteration's prompt, clears the
+//     pending question and records its hash as answered.
+//   - reset forgets the questions: pending, answered, and an answer not
+//     taken.
 //   - Every question and every answer is an event (question, answered).
 
 import (
@@ -26,6 +33,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -70,6 +78,11 @@ type questionState struct {
 	Answered []string `json:"answered,omitempty"`
 }
 
+// answered reports whether the question with hash h was answered.
+func (q *questionState) answered(h string) bool {
+	return q != nil && slices.Contains(q.Answered, h)
+}
+
 // pendingAnswer is the answer file: an answer the run has not taken yet.
 type pendingAnswer struct {
 	Question   string    `json:"question"`
@@ -94,17 +107,40 @@ func (w *workspace) pendingQuestion() *questionState {
 	return nil
 }
 
-// answered reports whether the question with hash h was answered.
-func (q *questionState) answered(h string) bool {
+// questionWaits reports whether w's pending question waits for an
+// answer: pending, and no answer given.
+func (w *workspace) questionWaits() bool {
+	q := w.pendingQuestion()
 	if q == nil {
 		return false
 	}
-	for _, a := range q.Answered {
-		if a == h {
-			return true
-		}
+	a, err := readAnswer(w)
+	return err != nil || a == nil || a.Hash != q.Hash
+}
+
+// forgetQuestions forgets w's pending question and an answer no run has
+// taken (reset); it returns what changed, as a "field\tbefore → after"
+// line, "" if nothing.
+func forgetQuestions(w *workspace) (string, error) {
+	var was []string
+	if w.pendingQuestion() != nil {
+		was = append(was, "pending")
 	}
-	return false
+	if q := w.meta.Question; q != nil && len(q.Answered) > 0 {
+		was = append(was, fmt.Sprintf("%d answered", len(q.Answered)))
+	}
+	w.meta.Question = nil
+	err := os.Remove(w.answerPath())
+	switch {
+	case err == nil:
+		was = append(was, "an answer not taken")
+	case !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("removing %s: %w", w.answerPath(), unwrapPathError(err))
+	}
+	if len(was) == 0 {
+		return "", nil
+	}
+	return "question\t" + strings.Join(was, ", ") + " → none", nil
 }
 
 // readAnswer reads the answer file; nil if there is none.
@@ -135,29 +171,42 @@ type questionDesk struct {
 	save       func() // saves the metadata
 }
 
-// note records ts's question as pending, if it is one not yet answered;
-// it returns the question, "" if there is none to handle, and whether it
-// is new (not pending already).
-func (d *questionDesk) note(ts taskStatus) (q string, isNew bool) {
-	q = strings.TrimSpace(ts.Question)
-	if q == "" {
-		return "", false
-	}
-	q = clip(q, maxQuestion)
-	h := questionHash(q)
+// note records the question the iteration asked (e) as pending, and
+// forgets a pending one the agent withdrew; it returns the pending
+// question, "" if there is none, and whether it is new (not pending
+// already).
+func (d *questionDesk) note(e *evidence) (q string, isNew bool) {
 	m := d.ws.meta
-	if m.Question.answered(h) {
+	p := d.ws.pendingQuestion()
+	if e.question != "" {
+		q = clip(e.question, maxQuestion)
+		h := questionHash(q)
+		switch {
+		case p != nil && p.Hash == h:
+			return q, false
+		case e.leftIn && m.Question.answered(h): // answered, and left in the file
+			if p != nil {
+				return p.Pending, false
+			}
+			return "", false
+		}
+		if m.Question == nil {
+			m.Question = &questionState{}
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		m.Question.Pending, m.Question.Hash, m.Question.AskedAt = q, h, &now
+		return q, true
+	}
+	if p != nil && e.withdrawn {
+		d.log.printf("[the agent withdrew its question: %s]", clip(oneLine(p.Pending), 300))
+		m.Question.Pending, m.Question.Hash, m.Question.AskedAt = "", "", nil
+		d.live.questionWithdrawn()
 		return "", false
 	}
-	if m.Question == nil {
-		m.Question = &questionState{}
+	if p != nil {
+		return p.Pending, false
 	}
-	if m.Question.Hash == h {
-		return q, false
-	}
-	now := time.Now().UTC().Truncate(time.Second)
-	m.Question.Pending, m.Question.Hash, m.Question.AskedAt = q, h, &now
-	return q, true
+	return "", false
 }
 
 // ask tells of question q: the console, the log, the panel, the event
@@ -189,20 +238,24 @@ func (d *questionDesk) take() bool {
 	if a == nil {
 		return false
 	}
-	os.Remove(d.ws.answerPath())
-	m := d.ws.meta
-	if m.Question.answered(a.Hash) {
-		return false // taken already (a copy left by a crash)
+	// Removed first: an answer is given once, never again at each
+	// iteration because its file stayed.
+	if err := os.Remove(d.ws.answerPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		d.con.errorf("warning: the answer is not taken: removing %s: %v", d.ws.answerPath(), unwrapPathError(err))
+		return false
 	}
+	m := d.ws.meta
 	if m.Question == nil {
 		m.Question = &questionState{}
 	}
-	m.Question.Answered = append(m.Question.Answered, a.Hash)
-	if n := len(m.Question.Answered); n > maxAnswered {
-		m.Question.Answered = m.Question.Answered[n-maxAnswered:]
+	if !m.Question.answered(a.Hash) {
+		m.Question.Answered = append(m.Question.Answered, a.Hash)
+		if n := len(m.Question.Answered); n > maxAnswered {
+			m.Question.Answered = m.Question.Answered[n-maxAnswered:]
+		}
 	}
 	if a.Hash == m.Question.Hash {
-		m.Question.Pending, m.Question.AskedAt = "", nil
+		m.Question.Pending, m.Question.Hash, m.Question.AskedAt = "", "", nil
 	}
 	d.notes.answers = append(d.notes.answers, *a)
 	d.save()

@@ -48,8 +48,9 @@ type iterationRecord struct {
 	Refused []string       `json:"refused"`
 	// Progress is the tasks' progress after the iteration, when known.
 	Progress *progressRep `json:"progress"`
-	// Complete and Worked: what the agent's status says (Worked: iterative
-	// mode, when it says).
+	// Complete and Worked: what the agent's status says, as the agent
+	// wrote it in the iteration (evidence.go): a claim left from before
+	// is neither.
 	Complete bool        `json:"complete,omitempty"`
 	Worked   *bool       `json:"worked,omitempty"`
 	Tests    *testCounts `json:"tests"`
@@ -59,10 +60,12 @@ type iterationRecord struct {
 	// Verification is the verdict of a verifier's run (End "verification").
 	Verification *verdict `json:"verification,omitempty"`
 
-	// resultText (the final result's text) and testRun (the whole test
-	// run) are what the stop conditions read; they are not kept.
+	// resultText (the final result's text), testRun (the whole test
+	// run) and evidence (what the agent wrote in the iteration) are what
+	// the stop conditions read; they are not kept.
 	resultText string
 	testRun    *testResults
+	evidence   *evidence
 }
 
 // tokenCounts are the tokens an iteration used, from its result's usage.
@@ -102,6 +105,7 @@ type recordInput struct {
 	end, reason string
 	refused     []string
 	status      taskStatus
+	evidence    *evidence // what the agent wrote in the iteration: Complete, Worked
 	tests       *testResults
 	files       []string
 }
@@ -132,7 +136,9 @@ func newRecord(in recordInput) *iterationRecord {
 	if in.status.HasProgress {
 		rec.Progress = &progressRep{Completed: in.status.Completed, Total: in.status.Total}
 	}
-	rec.Complete, rec.Worked = in.status.Complete, in.status.Worked
+	if e := in.evidence; e != nil {
+		rec.Complete, rec.Worked, rec.evidence = e.complete, e.worked, e
+	}
 	rec.resultText = o.resultText()
 	if t := in.tests; t != nil {
 		rec.Tests = &testCounts{Passed: t.Passed, Failed: t.Failed}

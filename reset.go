@@ -18,7 +18,9 @@ const resetUsage = `Usage: claude-iterate reset [<workspace>] [--all]
 Forgets a workspace's runs: in .metadata.json, the iteration counts, the
 cost, the status, the last run, why it stopped and the stop conditions'
 progress go back to those of a new workspace, and the history of its
-iterations (history.jsonl, see 'claude-iterate help history') is removed. The mode and the workspace's
+iterations (history.jsonl, see 'claude-iterate help history') is removed.
+The agent's pending question and an answer no run has taken are forgotten:
+a question the agent asks again is asked. The mode and the workspace's
 configuration stay, as do INSTRUCTIONS.md, TODO.md, .status.json, the logs
 and every file of the agent. Prints what it reset. Without <workspace>,
 resets the ralph-mode run of the current directory. A workspace being run is
@@ -103,6 +105,11 @@ func runReset(env *cliEnv, args []string) error {
 	}
 	if err := os.Remove(w.historyPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing %s: %w", w.historyPath(), unwrapPathError(err))
+	}
+	if c, err := forgetQuestions(w); err != nil {
+		return err
+	} else if c != "" {
+		changes = append(changes, c)
 	}
 	if len(changes) > 0 {
 		if err := w.save(); err != nil {

@@ -71,6 +71,9 @@ Stop conditions (checked after each iteration; see Conditions below):
   --min-iterations N          a completion claimed before iteration N is not
                               accepted: the run goes on, and the next prompt
                               asks the agent to check its work
+  --accept-complete           a .status.json that says complete when the run
+                              starts counts (by default only a completion
+                              the agent writes during the run does)
   --verify                    when a success condition is met, run the
                               verifier ('help verify') first: pass ends the
                               run as "completed (verified)", fail or
@@ -120,7 +123,9 @@ Questions:
   stop            end the run (exit 0), its reason naming the question
   continue        go on; the question is logged and notified
   The answer goes to the next iteration's prompt and to the workspace's
-  ANSWERS.md.
+  ANSWERS.md. A question still pending when a run starts is waited on, or
+  stopped on, before the first iteration; a status the agent writes
+  without it withdraws it.
 
 Stopping:
   s                           stop after the current iteration (again: cancel)
@@ -162,7 +167,11 @@ Conditions:
   max_iterations, --max-failures failure_streak, stagnation no_progress,
   the s key and the .stop file user_signal, and .status.json's "complete"
   is task_complete, a success condition that any success condition you
-  give replaces (add {"type":"task_complete"} to keep it).
+  give replaces (add {"type":"task_complete"} to keep it). The decisions
+  take of .status.json only what the agent wrote during the iteration
+  judged (complete, worked, a rise of progress, a question): a claim left
+  by an earlier iteration or run counts for nothing (see --accept-complete),
+  and after a failed iteration no success condition is met.
   output_pattern sees only the iteration's final result text, never the
   prompt or tool output. Paths and scripts are relative to the current
   directory; a custom_script is met when it exits 0 (default timeout 1m).
@@ -205,6 +214,7 @@ type runOptions struct {
 	minIterations                                    countFlag
 	verify                                           bool
 	onQuestion                                       stringFlag
+	acceptComplete                                   bool
 
 	// Stop conditions.
 	maxCost                            usdFlag
@@ -249,6 +259,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.minIterations, "min-iterations", "")
 	fs.BoolVar(&o.verify, "verify", false, "")
 	fs.Var(&o.onQuestion, "on-question", "")
+	fs.BoolVar(&o.acceptComplete, "accept-complete", false, "")
 	fs.Var(&o.maxCost, "max-cost", "")
 	o.untilRegex.check = func(s string) error {
 		if _, err := regexp.Compile(s); err != nil {

@@ -124,9 +124,11 @@ func (r *runner) setup(pos []string) error {
 	if d, err := time.ParseDuration(os.Getenv(resultWatchdogEnv)); err == nil && d > 0 {
 		r.sup.resultWatchdog = d
 	}
-	if ts, _ := readTaskStatus(ws); ts.HasProgress {
+	ts, _, found := readTaskStatusCopy(ws)
+	if ts.HasProgress {
 		r.count.bestCompleted = ts.Completed
 	}
+	r.checks.status.begin(ws.statusPath(), found, opts.acceptComplete)
 	if err := r.buildStops(); err != nil {
 		return err
 	}
@@ -185,7 +187,9 @@ func (r *runner) setupFailed(err error) {
 	m, now := r.ws.meta, time.Now().UTC().Truncate(time.Second)
 	m.Status, m.LastStopReason, m.LastExitCode, m.PID = statusFailed, reason, &code, 0
 	m.LastRun, m.LastRunIterations = &now, 0
-	if serr := r.ws.save(); serr != nil && !isGone(serr) {
+	// Not held: the run's first save failed, and that is the error to
+	// report, once (a second save would fail the same way).
+	if serr := r.ws.save(); r.ws.held && serr != nil && !isGone(serr) {
 		fmt.Fprintf(r.env.stderr, "%s: warning: saving %s: %v\n", progName, r.ws.metadataPath(), serr)
 	}
 	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+reason, fmt.Sprintf("Exit code: %d", code))
@@ -482,4 +486,51 @@ func (r *runner) carryFindings() {
 	r.checks.notes.verifyNote = f.note()
 	r.con.progressf("Findings of the last verification (%s: %s) go to the first iteration's prompt",
 		f.Verdict.Verdict, sanitizeString(clip(oneLine(f.Verdict.Summary), 200)))
+}
+
+// inherited names, before the first iteration, what the run inherits: a
+// .status.json that says complete, a stop requested, a question pending.
+// It returns the run's ending when the pending question ends it
+// (--on-question stop), or the wait for its answer does.
+func (r *runner) inherited() *ending {
+	ws := r.ws
+	say := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		r.con.noticef("%s", msg)
+		r.log.printf("[%s]", msg)
+	}
+	if r.checks.status.inheritedComplete() {
+		if r.checks.status.acceptComplete {
+			say("%s says complete from before this run: accepted (--accept-complete), the run completes after its first iteration unless the agent takes it back", statusFile)
+		} else {
+			say("%s says complete from before this run: the run goes on until the agent marks the task complete again (--accept-complete accepts it; %s starts the task over)", statusFile, wsCommand(ws, "reset", "--all"))
+		}
+	}
+	if stopFileExists(ws.stopPath()) {
+		cancel := wsCommand(ws, "stop", "--cancel")
+		if r.sup.kb != nil {
+			cancel = "press s, or " + cancel
+		}
+		say("a stop was requested before this run (%s): the run stops after its first iteration (to cancel: %s)", stopFile, cancel)
+		r.stop.source = stopByFile // named: not again as a change
+		r.live.stopChanged(stopByFile)
+	}
+	d := r.checks.asks
+	d.take() // an answer given while no run waited for it
+	q := ws.pendingQuestion()
+	if q == nil {
+		return nil
+	}
+	what := map[string]string{onQuestionWait: "the run waits for it", onQuestionStop: "the run stops", onQuestionContinue: "the run goes on"}[r.onQuestion]
+	say("a question asked before this run waits for an answer: %s (--on-question %s: %s; answer with: %s)",
+		clip(oneLine(q.Pending), 300), r.onQuestion, what, answerCommand(ws))
+	switch r.onQuestion {
+	case onQuestionStop:
+		return d.stopEnding(q.Pending)
+	case onQuestionWait:
+		r.live.question(q.Pending, r.onQuestion, answerCommand(ws))
+		return r.waitForAnswer()
+	}
+	r.live.question(q.Pending, r.onQuestion, answerCommand(ws))
+	return nil
 }

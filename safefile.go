@@ -277,3 +277,39 @@ func readStream(r io.Reader, max int64) ([]byte, error) {
 	}
 	return data, err
 }
+
+// readRegularFileInfo is readRegularFile that also returns what fstat says
+// of the descriptor read (identity, size, modification time), so that the
+// two describe the same file: the before-and-after look at .status.json
+// (evidence.go). As readFD, a read that comes short with the size fstat
+// gave read it all.
+func readRegularFileInfo(path string, max int64) ([]byte, fs.FileInfo, error) {
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	size := fi.Size()
+	if size > max {
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
+	}
+	data := make([]byte, 0, size+1) // +1: the read that finds it grew since
+	for int64(len(data)) <= max {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, int(min(max+1, 2*int64(cap(data))))-len(data))
+		}
+		want := min(int64(cap(data)), max+1) - int64(len(data))
+		n, err := f.Read(data[len(data) : int64(len(data))+want])
+		data = data[:len(data)+n]
+		if err == io.EOF || (int64(n) < want && int64(len(data)) == size) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if int64(len(data)) > max {
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
+	}
+	return data, fi, nil
+}

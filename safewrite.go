@@ -483,3 +483,81 @@ func makeDirAll(path string, perm os.FileMode) error {
 	}
 	return nil
 }
+
+// createFileAtomic makes path with data, whole or not at all, and never
+// over a file there: one made meanwhile fails it with fs.ErrExist. The
+// temporary file is linked into place, not renamed over it (on a file
+// system without links: renamed, once path is seen missing).
+func createFileAtomic(path string, data []byte, perm os.FileMode) error {
+	t, err := newTempFile(path)
+	if err != nil {
+		return err
+	}
+	defer t.discard() // the temporary name goes; the link stays
+	if _, err := t.f.Write(data); err != nil {
+		return err
+	}
+	if err := t.f.Chmod(perm); err != nil {
+		return err
+	}
+	if err := t.f.Sync(); err != nil {
+		return err
+	}
+	err = t.d.root.Link(t.name, t.d.name)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	if _, lerr := t.d.root.Lstat(t.d.name); lerr == nil {
+		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	return t.commit(path)
+}
+
+// openLockTarget opens path to lock it: never through a symbolic link,
+// without blocking, and only a regular file; made empty with perm if
+// missing when create is set.
+func openLockTarget(path string, perm uint32, create bool) (int, error) {
+	flags := 0
+	if create {
+		flags = syscall.O_CREAT
+	}
+	fd, err := openNoFollow(path, flags, perm)
+	if err != nil {
+		return -1, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		fi, lerr := os.Lstat(path)
+		if lerr != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
+		}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+	}
+	return fd, nil
+}
+
+// openNoFollow opens path read-only with flags, without following a link
+// at its last component and without blocking. A link is named as such.
+func openNoFollow(path string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, perm)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err == nil {
+			return fd, nil
+		}
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+		}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+}

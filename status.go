@@ -23,7 +23,8 @@ Lists the workspaces under the workspaces directory (claude-iterate/workspaces
 by default, see 'claude-iterate config'), and a ralph-mode run's state in the
 current directory, with mode, status, iterations run, progress and last run.
 A status of "ended abnormally" is a run that ended without cleaning up (killed with
-SIGKILL, or a crash).
+SIGKILL, or a crash); ", question waits" marks a workspace whose agent asked
+a question not answered yet ('claude-iterate answer').
 
 Options:
   --archived   also list the workspaces archived by 'claude-iterate clean'
@@ -119,7 +120,11 @@ func listWorkspaces(env *cliEnv) error {
 			if w.meta.LastRun != nil {
 				last = w.meta.LastRun.Local().Format("2006-01-02 15:04")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", w.Name, w.meta.Mode, w.displayStatus(), w.meta.Iterations, ts.progressText(), last)
+			status := w.displayStatus()
+			if w.questionWaits() {
+				status += ", question waits"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", w.Name, w.meta.Mode, status, w.meta.Iterations, ts.progressText(), last)
 		}
 		if err := tw.Flush(); err != nil {
 			return writeError(err)
@@ -238,6 +243,9 @@ func runStatus(env *cliEnv, args []string) error {
 	status := r.Status
 	if r.Running {
 		status = fmt.Sprintf("%s (pid %d)", status, r.PID)
+	}
+	if r.Question != nil && !r.Question.Answered {
+		status += ", a question waits for an answer"
 	}
 	fmt.Fprintf(out, "Status:      %s\n", status)
 	if r.Now != "" {

@@ -95,13 +95,19 @@ func parseTODO(data []byte) (completed, total int) {
 // readTaskStatus reads the workspace's progress. warn, if not nil, says why
 // .status.json was not used.
 func readTaskStatus(w *workspace) (ts taskStatus, warn error) {
-	data, err := readRegularFile(w.statusPath(), agentFileCap)
+	ts, warn, _ = readTaskStatusCopy(w)
+	return ts, warn
+}
+
+// readTaskStatusCopy is readTaskStatus that also returns the copy of
+// .status.json it read, for the before-and-after look (evidence.go).
+func readTaskStatusCopy(w *workspace) (ts taskStatus, warn error, c statusCopy) {
+	c, err := readStatusCopy(w.statusPath())
 	if err == nil {
-		ts, err = parseStatusJSON(data)
-		if err == nil {
-			return ts, nil
+		if c.parsed {
+			return c.status, nil, c
 		}
-		warn = fmt.Errorf("%s is invalid (%v)", w.statusPath(), err)
+		warn = fmt.Errorf("%s is invalid (%v)", w.statusPath(), c.err)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		warn = fmt.Errorf("reading %s: %v", w.statusPath(), unwrapPathError(err))
 	} else {
@@ -110,14 +116,14 @@ func readTaskStatus(w *workspace) (ts taskStatus, warn error) {
 	if p := w.todoPath(); p != "" {
 		data, err := readRegularFile(p, agentFileCap)
 		if err == nil {
-			c, t := parseTODO(data)
-			return taskStatus{HasProgress: t > 0, Completed: c, Total: t, Source: todoFile}, warn
+			done, t := parseTODO(data)
+			return taskStatus{HasProgress: t > 0, Completed: done, Total: t, Source: todoFile}, warn, c
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			warn = fmt.Errorf("%v, and reading %s: %v", warn, p, unwrapPathError(err))
 		}
 	}
-	return taskStatus{}, warn
+	return taskStatus{}, warn, c
 }
 
 // progressText shows progress as "n/total", or "-".

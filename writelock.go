@@ -20,8 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -68,90 +66,6 @@ func lockUpdate(path string, perm uint32, create bool) (unlock func(), missing b
 func lockStillHolds(fd int, path string) bool {
 	var at, held syscall.Stat_t
 	return syscall.Lstat(path, &at) == nil && syscall.Fstat(fd, &held) == nil && at.Dev == held.Dev && at.Ino == held.Ino
-}
-
-// createFileAtomic makes path with data, whole or not at all, and never over
-// a file there: one made meanwhile fails it with fs.ErrExist. It writes a
-// temporary file in the same directory, synced, then links it into place
-// (a file system without links: renamed, once path is seen missing).
-func createFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	err = os.Link(tmp, path)
-	if err == nil || errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	if _, lerr := os.Lstat(path); lerr == nil {
-		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
-	}
-	return os.Rename(tmp, path)
-}
-
-// openLockTarget opens path to lock it: never through a symbolic link,
-// without blocking, and only a regular file; made empty with perm if
-// missing when create is set.
-func openLockTarget(path string, perm uint32, create bool) (int, error) {
-	flags := 0
-	if create {
-		flags = syscall.O_CREAT
-	}
-	fd, err := openNoFollow(path, flags, perm)
-	if err != nil {
-		return -1, err
-	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		syscall.Close(fd)
-		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		syscall.Close(fd)
-		fi, lerr := os.Lstat(path)
-		if lerr != nil {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
-		}
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
-	}
-	return fd, nil
-}
-
-// openNoFollow opens path read-only with flags, without following a link
-// at its last component and without blocking. A link is named as such.
-func openNoFollow(path string, flags int, perm uint32) (int, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, perm)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err == nil {
-			return fd, nil
-		}
-		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
-		}
-		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
 }
 
 // flockFD applies an advisory lock operation to fd, again when a signal
