@@ -74,11 +74,8 @@ func (r *runner) setup(pos []string) error {
 	r.lock = lock
 	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
 	r.con = newConsole(env.stdout, env.stderr, r.cfg.OutputLevel)
+	endLeftovers(r.con, env.projectRoot, ws, lock, prev)
 	if prev.RunID != "" && !prev.Ended {
-		if pids := survivors(prev); len(pids) > 0 {
-			r.con.errorf("an earlier run of %s (pid %d) was killed and left %d %s running (pid %s): ending them", ws.Name, prev.PID, len(pids), map[bool]string{true: "process", false: "processes"}[len(pids) == 1], describePIDs(pids))
-			endSurvivors(pids)
-		}
 		// The metadata of a killed run may lag its history by the
 		// iterations of its last second (saveMetadata): the records say.
 		if h, err := readHistory(ws.historyPath()); err == nil {
