@@ -4,11 +4,12 @@ package main
 // when that run did not end cleanly (a kill -9 of the tool, a crash). The
 // rules are:
 //
-//   - Every process a run starts carries two markers in its environment,
-//     which its own children inherit: CLAUDE_ITERATE_RUN, the run's id, and
-//     CLAUDE_ITERATE_WORKSPACE_ID, the identity of the workspace's state
-//     directory (its device and inode, dirIdentity). A copy of the
-//     workspace is another directory, so another marker.
+//   - Every process a run starts (the agent, a test command, git) carries
+//     two markers in its environment, which its own children inherit:
+//     CLAUDE_ITERATE_RUN, the run's id, and CLAUDE_ITERATE_WORKSPACE_ID,
+//     the identity of the workspace's state directory (its device and
+//     inode, dirIdentity). A copy of the workspace is another directory,
+//     so another marker.
 //   - A lock record is trusted only in the directory it was written for
 //     (the record names it), and only when the run it names is not alive.
 //     A record of an unfinished run found elsewhere — a workspace copied
@@ -37,6 +38,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -66,6 +68,17 @@ func (l *runLock) markers() []string {
 		m = append(m, workspaceIDEnv+"="+l.dirID)
 	}
 	return m
+}
+
+// markEnvironment puts the run's markers in the tool's own environment, so
+// that every command it runs inherits them (git, a probe of the CLI), not
+// only the children given them explicitly (childSpec.env). Only a run's
+// process calls it: it holds one run for its life.
+func (l *runLock) markEnvironment() {
+	for _, kv := range l.markers() {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
 }
 
 // leftovers is what a run found of an earlier run that did not end

@@ -72,6 +72,7 @@ func (r *runner) setup(pos []string) error {
 		return err
 	}
 	r.lock = lock
+	lock.markEnvironment()
 	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
 	r.con = newConsole(env.stdout, env.stderr, r.cfg.OutputLevel)
 	endLeftovers(r.con, env.projectRoot, ws, lock, prev)

@@ -245,6 +245,7 @@ func runVerify(env *cliEnv, args []string) error {
 		return err
 	}
 	defer lock.release()
+	lock.markEnvironment()
 	project, user, err := baseLayers(env.projectRoot)
 	if err != nil {
 		return err
