@@ -79,8 +79,9 @@ func (r *runner) setup(pos []string) error {
 	if prev.RunID != "" && !prev.Ended {
 		// The metadata of a killed run may lag its history by the
 		// iterations of its last second (saveMetadata): the records say.
-		if h, err := readHistory(ws.historyPath()); err == nil {
-			if t := h.totals(); t.Iterations >= ws.meta.Iterations && t.CostUSD >= ws.meta.CostUSD && t != ws.meta.workTotals {
+		var t workTotals
+		if _, err := eachRecord(ws.historyPath(), t.add); err == nil {
+			if t.Iterations >= ws.meta.Iterations && t.CostUSD >= ws.meta.CostUSD && t != ws.meta.workTotals {
 				ws.meta.workTotals = t
 			}
 		}
