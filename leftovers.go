@@ -102,6 +102,8 @@ func findLeftovers(l *runLock, prev runRecord, ran bool) leftovers {
 	trusted := prev.RunID != "" && prev.Dir != "" && prev.Dir == l.dirID
 	if prev.RunID != "" && !prev.Ended {
 		switch {
+		case prev.Dir == "":
+			lo.ignored = "it names no directory (written by an older version?)"
 		case !trusted:
 			lo.ignored = "it was written for another directory (a copy of a workspace?)"
 		case prev.PID != os.Getpid() && prev.Start != 0 && sameProcess(recordedProc{PID: prev.PID, Start: prev.Start}):

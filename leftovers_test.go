@@ -90,6 +90,14 @@ func TestFindLeftovers(t *testing.T) {
 		t.Errorf("copied record: ending %v (pid %d, ignored %q); want %v", got, lo.pid, lo.ignored, []int{marked.PID})
 	}
 
+	// A record naming no directory (an older version's) is not trusted
+	// either.
+	old := earlier
+	old.Dir = ""
+	if lo := findLeftovers(l, old, true); !slices.Equal(pidsOf(lo.procs), []int{marked.PID}) || !strings.Contains(lo.ignored, "older version") {
+		t.Errorf("record without a directory: ending %v (ignored %q); want %v", pidsOf(lo.procs), lo.ignored, []int{marked.PID})
+	}
+
 	// The run a record names is alive: nothing of it is ended.
 	live := earlier
 	live.PID, live.Start = plain.PID, plain.Start
