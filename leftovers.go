@@ -113,9 +113,12 @@ func findLeftovers(l *runLock, prev runRecord, ran bool) leftovers {
 	if trusted && prev.Ended || !trusted && !ran && prev.RunID == "" {
 		return lo
 	}
-	mine := selfAndAncestors()
+	var mine map[int]bool // listed once there is a process to end
 	seen := map[int]bool{}
 	add := func(p recordedProc) {
+		if mine == nil {
+			mine = selfAndAncestors()
+		}
 		if !mine[p.PID] && !seen[p.PID] {
 			seen[p.PID] = true
 			lo.procs = append(lo.procs, p)
