@@ -125,16 +125,13 @@ func TestHistoryFullDevice(t *testing.T) {
 	real.Write([]byte(`{"run":"r","itera`)) // a record the device cut short
 	h.f, h.torn = real, true
 	h.close()
-	hist, err := readHistory(path)
+	var got []int
+	skipped, err := eachRecord(path, func(rec *iterationRecord) { got = append(got, rec.Iteration) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []int
-	for _, rec := range hist.records {
-		got = append(got, rec.Iteration)
-	}
-	if fmt.Sprint(got) != "[1 2 3]" || hist.skipped != 1 {
-		t.Errorf("records %v, %d skipped; want [1 2 3], the torn one skipped", got, hist.skipped)
+	if fmt.Sprint(got) != "[1 2 3]" || skipped != 1 {
+		t.Errorf("records %v, %d skipped; want [1 2 3], the torn one skipped", got, skipped)
 	}
 	if len(warnings) != 1 {
 		t.Errorf("warnings = %q; want only the first", warnings)

@@ -7,10 +7,10 @@ package main
 //   - A run opens the file once, for appending, without following a link
 //     and without blocking (a FIFO put there is refused, never waited on),
 //     and writes each record with one write, as it is made.
-//   - Reading goes through the safe reader with a cap; a line that is not a
-//     record (a torn last line after a crash, a corrupt line) is skipped and
-//     counted, never fatal; a file that is not a regular file, or is over
-//     the cap, is an error naming the file.
+//   - Reading goes through the safe reader, a piece at a time, in bounded
+//     memory (historyscan.go); a line that is not a record (a torn last
+//     line after a crash, a corrupt line) is skipped and counted, never
+//     fatal; a file that is not a regular file is an error naming the file.
 //   - reset removes the file; clean archives it with the workspace.
 //   - A history that cannot be written disables itself with one warning:
 //     the run goes on. A device found full keeps the records not written
@@ -31,9 +31,6 @@ import (
 
 // historyFile is the history's name in a workspace's state directory.
 const historyFile = "history.jsonl"
-
-// historyCap bounds what is read of a history: about 400,000 records.
-const historyCap = 256 << 20
 
 // historyWriter appends records to a history. A nil *historyWriter writes
 // nothing.
@@ -156,27 +153,15 @@ func (h *historyWriter) close() {
 	h.f = nil
 }
 
-// historyRead is a history as read: its records, and how many lines were
-// skipped as not records.
+// historyRead is a piece of a history as read: its records, and how many
+// lines were skipped as not records.
 type historyRead struct {
 	records []*iterationRecord
 	skipped int
 }
 
-// readHistory reads the history at path; a missing file is an empty history.
-func readHistory(path string) (*historyRead, error) {
-	data, err := readRegularFile(path, historyCap)
-	if errors.Is(err, os.ErrNotExist) {
-		return &historyRead{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the history: %w", err)
-	}
-	return parseHistory(data), nil
-}
-
-// parseHistory parses a history's lines, in parallel over the CPUs for a
-// long one.
+// parseHistory parses lines of a history, in parallel over the CPUs for a
+// long piece.
 func parseHistory(data []byte) *historyRead {
 	parts := 1
 	if len(data) > 1<<20 {
@@ -222,8 +207,8 @@ func parseHistoryLines(data []byte) *historyRead {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		rec := &iterationRecord{}
-		if json.Unmarshal(line, rec) != nil || rec.Run == "" || rec.Iteration < 1 {
+		rec := recordOf(line)
+		if rec == nil {
 			h.skipped++
 			continue
 		}
@@ -232,11 +217,11 @@ func parseHistoryLines(data []byte) *historyRead {
 	return h
 }
 
-// totals sums the records.
-func (h *historyRead) totals() workTotals {
-	var t workTotals
-	for _, rec := range h.records {
-		t.add(rec)
+// recordOf parses one line of a history: nil when it is not a record.
+func recordOf(line []byte) *iterationRecord {
+	rec := &iterationRecord{}
+	if json.Unmarshal(line, rec) != nil || rec.Run == "" || rec.Iteration < 1 {
+		return nil
 	}
-	return t
+	return rec
 }

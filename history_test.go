@@ -31,7 +31,10 @@ func TestParseHistory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		h := parseHistory([]byte(tt.in))
-		tot := h.totals()
+		var tot workTotals
+		for _, rec := range h.records {
+			tot.add(rec)
+		}
 		if len(h.records) != tt.records || h.skipped != tt.skipped || tot.Iterations != tt.iterations || tot.FailedIterations != tt.failures || tot.CostUSD != tt.cost {
 			t.Errorf("parseHistory(%q) = %d records, %d skipped, %+v; want %d, %d, %d iterations, %d failed, $%v",
 				tt.in, len(h.records), h.skipped, tot, tt.records, tt.skipped, tt.iterations, tt.failures, tt.cost)
@@ -129,8 +132,8 @@ func BenchmarkReadHistory10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		h, err := readHistory(path)
-		if err != nil || len(h.records) != 10000 {
+		n := 0
+		if _, err := eachRecord(path, func(*iterationRecord) { n++ }); err != nil || n != 10000 {
 			b.Fatal(err)
 		}
 	}

@@ -4,8 +4,12 @@ package main
 // records (history.go), for people as a table per run under a chart of its
 // durations, costs and progress, and for programs as JSON Lines. The rules
 // are: runs are shown oldest first, each with its totals (the sums of its
-// records, as everywhere); lines of the file that are not records are
-// skipped and counted in one warning; the command reads, never writes.
+// records, as everywhere), a run being a stretch of records with its id (a
+// run's records are written together: one run of a workspace at a time);
+// lines of the file that are not records are skipped and counted in one
+// warning; --last N reads from the end of the file; whatever the history's
+// length, the command holds a chunk of it and one run's summary, never the
+// whole (historyscan.go); it reads, never writes.
 
 import (
 	"encoding/json"
@@ -13,8 +17,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
 // historyUsage is the manual of the history command.
@@ -64,69 +68,117 @@ func runHistory(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	h, err := readHistory(w.historyPath())
+	h, err := openHistoryReader(w.historyPath())
 	if err != nil {
 		return err
 	}
-	if h.skipped > 0 {
-		fmt.Fprintf(env.stderr, "%s: warning: %s of %s skipped: not iteration records (a run that crashed mid-write?)\n", progName, plural(h.skipped, "line"), relPath(env.projectRoot, w.historyPath()))
-	}
-	recs := h.records
+	defer h.close()
+	var match func(*iterationRecord) bool
+	skipped := -1 // -1: counted by the pass that shows
 	if runSel.set {
-		id, err := selectRun(runs(recs), runSel.s)
+		ids, n, err := historyRuns(h)
 		if err != nil {
 			return err
 		}
-		recs = filterRun(recs, id)
+		id, err := selectRun(ids, runSel.s)
+		if err != nil {
+			return err
+		}
+		match, skipped = func(rec *iterationRecord) bool { return rec.Run == id }, n
 	}
-	if last.set && len(recs) > last.n {
-		recs = recs[len(recs)-last.n:]
+	from := int64(0)
+	if last.set {
+		if from, err = h.startOfLast(last.n, match); err != nil {
+			return err
+		}
 	}
 	out := &errWriter{w: env.stdout}
+	var shown, n int
 	if *asJSON {
-		for _, rec := range recs {
-			data, err := json.Marshal(rec)
-			if err != nil {
-				return err
-			}
-			out.Write(append(data, '\n'))
-		}
-		return writeError(out.err)
+		shown, n, err = printRecords(out, h, from, match)
+	} else {
+		shown, n, err = showRuns(out, h, from, match, env.projectRoot)
 	}
-	if len(h.records) == 0 {
+	if err != nil {
+		return err
+	}
+	if skipped < 0 {
+		skipped = n
+	}
+	if skipped > 0 {
+		fmt.Fprintf(env.stderr, "%s: warning: %s of %s skipped: not iteration records (a run that crashed mid-write?)\n", progName, plural(skipped, "line"), relPath(env.projectRoot, w.historyPath()))
+	}
+	if shown == 0 && !*asJSON {
 		fmt.Fprintf(out, "No iterations recorded for %s yet.\n", w.Name)
-		return writeError(out.err)
-	}
-	for i, id := range runs(recs) {
-		if i > 0 {
-			fmt.Fprintln(out)
-		}
-		showRun(out, filterRun(recs, id), env.projectRoot)
 	}
 	return writeError(out.err)
 }
 
-// runs lists the run ids of recs, in order.
-func runs(recs []*iterationRecord) []string {
+// historyRuns lists the run ids of a history, in order, and how many lines
+// were skipped.
+func historyRuns(h *historyFileReader) ([]string, int, error) {
 	var ids []string
 	seen := map[string]bool{}
-	for _, rec := range recs {
+	s := h.stream(0)
+	for rec := s.record(); rec != nil; rec = s.record() {
 		if !seen[rec.Run] {
 			seen[rec.Run] = true
 			ids = append(ids, rec.Run)
 		}
 	}
-	return ids
+	return ids, s.skipped, s.err
 }
 
-func filterRun(recs []*iterationRecord, id string) []*iterationRecord {
-	var out []*iterationRecord
-	for _, rec := range recs {
-		if rec.Run == id {
-			out = append(out, rec)
+// matching returns the next record of s that match accepts (nil: any), or
+// nil at the end.
+func matching(s *historyStream, match func(*iterationRecord) bool) *iterationRecord {
+	for rec := s.record(); rec != nil; rec = s.record() {
+		if match == nil || match(rec) {
+			return rec
 		}
 	}
-	return out
+	return nil
+}
+
+// printRecords prints the records from offset from that match accepts as
+// JSON Lines, and returns how many, and how many lines were skipped.
+func printRecords(out io.Writer, h *historyFileReader, from int64, match func(*iterationRecord) bool) (shown, skipped int, err error) {
+	s := h.stream(from)
+	for rec := matching(s, match); rec != nil; rec = matching(s, match) {
+		data, err := json.Marshal(rec)
+		if err != nil {
+			return shown, s.skipped, err
+		}
+		out.Write(append(data, '\n'))
+		shown++
+	}
+	return shown, s.skipped, s.err
+}
+
+// showRuns prints the records from offset from that match accepts, run by
+// run (a stretch of records of one run), each with its totals and chart
+// above its table, and returns how many, and how many lines were skipped.
+// The history is read twice at once, in step: ahead, to sum up a run before
+// it is shown; then for its rows. What is held is one run's summary and a
+// chunk of each read, however long the history.
+func showRuns(w io.Writer, h *historyFileReader, from int64, match func(*iterationRecord) bool, root string) (shown, skipped int, err error) {
+	ahead, rows := h.stream(from), h.stream(from)
+	next := matching(ahead, match)
+	for next != nil {
+		sum := &runSummary{id: next.Run, first: next.StartedAt}
+		for ; next != nil && next.Run == sum.id; next = matching(ahead, match) {
+			sum.add(next)
+		}
+		if shown > 0 {
+			fmt.Fprintln(w)
+		}
+		sum.show(w, func() *iterationRecord { return matching(rows, match) })
+		shown += sum.n
+	}
+	if ahead.err != nil {
+		return shown, ahead.skipped, ahead.err
+	}
+	return shown, ahead.skipped, rows.err
 }
 
 // selectRun finds the run sel names: an id, a position (1 the first, -1
@@ -163,58 +215,113 @@ func selectRun(ids []string, sel string) (string, error) {
 	return "", withHint(fmt.Errorf("no run %q in the history", sel), "claude-iterate history <workspace> shows the runs' ids")
 }
 
-// showRun prints one run: its totals, its chart and its table.
-func showRun(w io.Writer, recs []*iterationRecord, root string) {
-	var t workTotals
-	var turns int
-	for _, rec := range recs {
-		t.add(rec)
-		turns += rec.Turns
+// historyColumns are the headings of a run's table.
+var historyColumns = [...]string{"#", "START", "TIME", "RESULT", "COST", "PROGRESS", "TOOLS", "REFUSED", "FILES"}
+
+// runSummary is what is shown of a run above its rows.
+type runSummary struct {
+	id     string
+	first  time.Time // when its first iteration started
+	n      int
+	totals workTotals
+	turns  int
+	chart  []*iterationRecord // its last iterations: all, or over maxChartWidth (up to twice)
+	widths [len(historyColumns)]int
+}
+
+// add sums up one more record of the run.
+func (s *runSummary) add(rec *iterationRecord) {
+	if s.n == 0 {
+		for i, h := range historyColumns {
+			s.widths[i] = utf8.RuneCountInString(h)
+		}
 	}
-	first := recs[0].StartedAt.Local()
+	s.n++
+	s.totals.add(rec)
+	s.turns += rec.Turns
+	if len(s.chart) == 2*maxChartWidth {
+		s.chart = append(s.chart[:0], s.chart[maxChartWidth:]...)
+	}
+	s.chart = append(s.chart, rec)
+	for i, c := range rowCells(rec, s.first) {
+		s.widths[i] = max(s.widths[i], utf8.RuneCountInString(c))
+	}
+}
+
+// show prints the run: its totals, its chart and its table, whose rows
+// are the next s.n records row returns.
+func (s *runSummary) show(w io.Writer, row func() *iterationRecord) {
+	t := s.totals
 	failed := ""
 	if t.FailedIterations > 0 {
 		failed = fmt.Sprintf(" (%d failed)", t.FailedIterations)
 	}
-	fmt.Fprintf(w, "Run %s · %s · %s%s · %s · %s\n", recs[0].Run, first.Format("2006-01-02 15:04"),
+	fmt.Fprintf(w, "Run %s · %s · %s%s · %s · %s\n", s.id, s.first.Local().Format("2006-01-02 15:04"),
 		plural(t.Iterations, "iteration"), failed, compactDuration(time.Duration(t.DurationMS)*time.Millisecond), formatCost(t.CostUSD))
-	showChart(w, recs)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tSTART\tTIME\tRESULT\tCOST\tPROGRESS\tTOOLS\tREFUSED\tFILES")
-	for _, rec := range recs {
-		start := rec.StartedAt.Local().Format("15:04:05")
-		if !sameDay(rec.StartedAt, recs[0].StartedAt) {
-			start = rec.StartedAt.Local().Format("01-02 15:04")
+	showChart(w, s.chart) // more than maxChartWidth when the run has more: it says so
+	s.printRow(w, historyColumns)
+	for i := 0; i < s.n; i++ {
+		rec := row()
+		if rec == nil {
+			return
 		}
-		result := "✓"
-		if !rec.OK {
-			result = "✗ " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
-		}
-		if !rec.counted() {
-			result = "· " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
-		}
-		progress := "-"
-		if p := rec.Progress; p != nil {
-			progress = fmt.Sprintf("%d/%d", p.Completed, p.Total)
-		}
-		if rec.Complete {
-			progress += " ✓"
-		}
-		tools := sanitizeString(toolsText(rec, 3))
-		if tools == "" {
-			tools = "-"
-		}
-		refused := "-"
-		if len(rec.Refused) > 0 {
-			refused = clip(sanitizeString(denialSummary(rec.Refused, 1)), 50)
-		}
-		files := "-"
-		if rec.FilesChanged != nil {
-			files = strconv.Itoa(len(rec.FilesChanged))
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rec.Iteration, start, compactDuration(rec.duration()), result, formatCost(rec.CostUSD), progress, tools, refused, files)
+		s.printRow(w, rowCells(rec, s.first))
 	}
-	tw.Flush()
+}
+
+// printRow prints a row of the table, each column but the last padded to
+// its width and two spaces (as text/tabwriter would, which holds every row
+// of the table until it ends).
+func (s *runSummary) printRow(w io.Writer, cells [len(historyColumns)]string) {
+	var b strings.Builder
+	for i, c := range cells {
+		b.WriteString(c)
+		if i < len(cells)-1 {
+			b.WriteString(strings.Repeat(" ", s.widths[i]-utf8.RuneCountInString(c)+2))
+		}
+	}
+	b.WriteByte('\n')
+	io.WriteString(w, b.String())
+}
+
+// rowCells are the cells of a record's row in its run's table; first is
+// when the run's first iteration started.
+func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string {
+	start := rec.StartedAt.Local().Format("15:04:05")
+	if !sameDay(rec.StartedAt, first) {
+		start = rec.StartedAt.Local().Format("01-02 15:04")
+	}
+	result := "✓"
+	if !rec.OK {
+		result = "✗ " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
+	}
+	if !rec.counted() {
+		result = "· " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
+	}
+	progress := "-"
+	if p := rec.Progress; p != nil {
+		progress = fmt.Sprintf("%d/%d", p.Completed, p.Total)
+	}
+	if rec.Complete {
+		progress += " ✓"
+	}
+	tools := sanitizeString(toolsText(rec, 3))
+	if tools == "" {
+		tools = "-"
+	}
+	refused := "-"
+	if len(rec.Refused) > 0 {
+		refused = clip(sanitizeString(denialSummary(rec.Refused, 1)), 50)
+	}
+	files := "-"
+	if rec.FilesChanged != nil {
+		files = strconv.Itoa(len(rec.FilesChanged))
+	}
+	cells := [len(historyColumns)]string{strconv.Itoa(rec.Iteration), start, compactDuration(rec.duration()), result, formatCost(rec.CostUSD), progress, tools, refused, files}
+	for i, c := range cells {
+		cells[i] = strings.ReplaceAll(c, "\t", " ")
+	}
+	return cells
 }
 
 func sameDay(a, b time.Time) bool {

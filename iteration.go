@@ -39,7 +39,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	spec := r.spec
 	spec.pipes, r.nextPipes = r.nextPipes, nil
 	spec.input = []byte(prompt)
-	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+r.lock.record.RunID)
+	spec.env = append(spec.env[:len(spec.env):len(spec.env)], r.lock.markers()...)
 	transcript := r.con.transcript(r.log)
 	r.live.iterationStarted(it.n)
 	c, o, err := startAgent(spec, transcript, r.log, r.live.onEvent)

@@ -12,13 +12,14 @@ package main
 //   - The lock file records the run: its pid, an id unique to the run, and
 //     the pid and start time of each child it started (a start time, so
 //     that a reused pid is never touched). Every child gets the id in its
-//     environment (CLAUDE_ITERATE_RUN), which its own children inherit.
-//   - When a run finds the record of an earlier run that did not end
-//     cleanly (the tool was killed with SIGKILL, or crashed), it ends that
-//     run's survivors — the recorded children still alive with the same
-//     start time, and on Linux every process whose environment carries the
-//     earlier run's id — with SIGTERM then SIGKILL, and says so, before it
-//     starts an agent.
+//     environment (CLAUDE_ITERATE_RUN), and the workspace's marker
+//     (CLAUDE_ITERATE_WORKSPACE_ID), which its own children inherit.
+//   - When a run finds that an earlier run did not end cleanly (the tool
+//     was killed with SIGKILL, or crashed), it ends what that run left
+//     running, with SIGTERM then SIGKILL, and says so, before it starts an
+//     agent (leftovers.go: which processes, and which record is trusted).
+//   - The record names the state directory it was written for (its device
+//     and inode): a record copied into another directory is not trusted.
 //   - status, list and stop ask the lock, never the pid, whether a run is
 //     going on.
 //   - The agent may delete or replace .lock. The run therefore also locks
@@ -59,6 +60,13 @@ type runRecord struct {
 	Ended bool `json:"ended,omitempty"`
 	// Children are the processes the run started.
 	Children []recordedProc `json:"children,omitempty"`
+	// Dir is the identity of the state directory the record was written
+	// for (dirIdentity): a copy of the record elsewhere is not trusted.
+	Dir string `json:"dir,omitempty"`
+	// Start is the run's own start time (processStart): its processes
+	// started after it, and a live process with its pid and start time
+	// is the run itself.
+	Start uint64 `json:"start,omitempty"`
 }
 
 // recordedProc is a process the run started: pid and start time.
@@ -80,6 +88,8 @@ type runLock struct {
 	// size is the length of the record last written over the whole of f,
 	// which write pads a shorter record to; 0: unknown (f is truncated).
 	size int
+	// dirID is the identity of the locked state directory (dirIdentity).
+	dirID string
 }
 
 // errLocked is a workspace another run holds, or (claim) another command
@@ -152,6 +162,13 @@ func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 	}
 	prev = readRecord(f)
 	l := &runLock{f: f, dir: dir, path: path, record: runRecord{PID: os.Getpid(), RunID: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())}}
+	if dir != nil {
+		if fi, err := dir.Stat(); err == nil {
+			l.dirID = dirIdentity(fi)
+		}
+	}
+	l.record.Dir = l.dirID
+	l.record.Start, _ = processStart(os.Getpid())
 	l.write()
 	return l, prev, nil
 }
@@ -234,10 +251,15 @@ func (l *runLock) encoded() []byte {
 }
 
 // keepFile puts a new lock file, locked, in place of one that was deleted
-// or replaced. l.mu is held.
+// or replaced, in the state directory the run locked: never in another
+// directory put at its path (the workspace replaced by a copy), whose run
+// it would lock out and whose record it would overwrite. l.mu is held.
 func (l *runLock) keepFile() {
 	fi, err := os.Lstat(l.path)
 	if held, herr := l.f.Stat(); err == nil && herr == nil && os.SameFile(fi, held) {
+		return
+	}
+	if d, err := os.Stat(filepath.Dir(l.path)); l.dir != nil && (err != nil || !sameFile(d, l.dir)) {
 		return
 	}
 	tmp := l.path + ".new"
@@ -413,53 +435,6 @@ func lockHolder(w *workspace) (pid int, held bool) {
 		return 0, true
 	}
 	return 0, false
-}
-
-// survivors returns the live processes an earlier run left: its recorded
-// children with their start times unchanged, and every process whose
-// environment carries its id.
-func survivors(rec runRecord) []int {
-	self := os.Getpid()
-	seen := map[int]bool{self: true}
-	var pids []int
-	for _, c := range rec.Children {
-		if start, ok := processStart(c.PID); ok && start == c.Start && !seen[c.PID] {
-			seen[c.PID] = true
-			pids = append(pids, c.PID)
-		}
-	}
-	for _, pid := range processesWithEnv(runIDEnv + "=" + rec.RunID) {
-		if !seen[pid] {
-			seen[pid] = true
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// endSurvivors ends the given processes: SIGTERM, then SIGKILL for those
-// still alive after sweepTermWait.
-func endSurvivors(pids []int) {
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGTERM)
-		syscall.Kill(pid, syscall.SIGCONT)
-	}
-	deadline := time.Now().Add(sweepTermWait)
-	for time.Now().Before(deadline) {
-		alive := 0
-		for _, pid := range pids {
-			if processAlive(pid) {
-				alive++
-			}
-		}
-		if alive == 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
 }
 
 // processAlive reports whether pid is a live process (not a zombie).

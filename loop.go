@@ -410,7 +410,7 @@ func (r *runner) verifyClaim(claim string) *ending {
 	for {
 		r.con.progressf("Verifying the completion (%s)", v.depth)
 		r.live.verifying(v.depth)
-		vr, err := v.run(r.lock.record.RunID)
+		vr, err := v.run()
 		if err != nil {
 			return &ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
 		}

@@ -124,6 +124,7 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		"gone":     cmdGone,
 		"waitfile": cmdWaitFile,
 		"httpsink": cmdHTTPSink, "within": cmdWithin, // httpsink_test.go
+		"maxrss": cmdMaxRSS, // memcheck_test.go
 	}
 	for k, v := range ptyCommands() {
 		cmds[k] = v

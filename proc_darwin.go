@@ -109,3 +109,13 @@ func threadID() int { return 0 }
 
 // interruptThread does nothing (see threadID).
 func interruptThread(tid int) {}
+
+// envReadable: macOS has no /proc, and the tool does not read another
+// process's environment there; the record is all a later run has.
+const envReadable = false
+
+// startsOrdered: processStart's numbers are hashes, not times.
+const startsOrdered = false
+
+// envValue cannot read another process's environment on macOS.
+func envValue(pid int, name string) (string, bool) { return "", false }

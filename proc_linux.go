@@ -321,3 +321,26 @@ func threadID() int { return syscall.Gettid() }
 // interruptThread sends SIGURG to the tool's thread tid: a system call it
 // sleeps in is interrupted, and restarted (writeKicker).
 func interruptThread(tid int) { syscall.Tgkill(os.Getpid(), tid, syscall.SIGURG) }
+
+// envReadable: another process's environment can be read (/proc/PID/environ).
+const envReadable = true
+
+// startsOrdered: start times are clock ticks since boot, so a process that
+// started later has a larger one.
+const startsOrdered = true
+
+// envValue returns the value of the variable name in process pid's
+// environment, and whether it holds one.
+func envValue(pid int, name string) (string, bool) {
+	data, err := readKernelFile("/proc/"+strconv.Itoa(pid)+"/environ", kernelFileCap)
+	if err != nil {
+		return "", false
+	}
+	prefix := name + "="
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte(prefix)); ok {
+			return string(v), true
+		}
+	}
+	return "", false
+}

@@ -100,8 +100,9 @@ func runReset(env *cliEnv, args []string) error {
 	}
 	defer release()
 	changes := resetMetadata(w.meta)
-	if h, err := readHistory(w.historyPath()); err == nil && len(h.records)+h.skipped > 0 {
-		changes = append(changes, fmt.Sprintf("history\t%s → none", plural(len(h.records), "record")))
+	records := 0
+	if skipped, err := eachRecord(w.historyPath(), func(*iterationRecord) { records++ }); err == nil && records+skipped > 0 {
+		changes = append(changes, fmt.Sprintf("history\t%s → none", plural(records, "record")))
 	}
 	if err := os.Remove(w.historyPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing %s: %w", w.historyPath(), unwrapPathError(err))

@@ -72,6 +72,7 @@ func (r *runner) setup(pos []string) error {
 		return err
 	}
 	r.lock = lock
+	lock.markEnvironment()
 	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
 	r.con = newConsole(env.stdout, env.stderr, r.cfg.OutputLevel)
 	if !opts.dryRun {
@@ -79,15 +80,13 @@ func (r *runner) setup(pos []string) error {
 			r.con.errorf("warning: %v", err)
 		}
 	}
+	endLeftovers(r.con, env.projectRoot, ws, lock, prev)
 	if prev.RunID != "" && !prev.Ended {
-		if pids := survivors(prev); len(pids) > 0 {
-			r.con.errorf("an earlier run of %s (pid %d) was killed and left %d %s running (pid %s): ending them", ws.Name, prev.PID, len(pids), map[bool]string{true: "process", false: "processes"}[len(pids) == 1], describePIDs(pids))
-			endSurvivors(pids)
-		}
 		// The metadata of a killed run may lag its history by the
 		// iterations of its last second (saveMetadata): the records say.
-		if h, err := readHistory(ws.historyPath()); err == nil {
-			if t := h.totals(); t.Iterations >= ws.meta.Iterations && t.CostUSD >= ws.meta.CostUSD && t != ws.meta.workTotals {
+		var t workTotals
+		if _, err := eachRecord(ws.historyPath(), t.add); err == nil {
+			if t.Iterations >= ws.meta.Iterations && t.CostUSD >= ws.meta.CostUSD && t != ws.meta.workTotals {
 				ws.meta.workTotals = t
 			}
 		}

@@ -207,7 +207,7 @@ type sideRunner struct {
 func (r *sideRunner) runChild(name string, spec childSpec, timeout time.Duration, onLine func(line []byte)) childResult {
 	spec.dir = r.dir
 	spec.mergeOutput = true
-	spec.env = append(spec.env, runIDEnv+"="+r.lock.record.RunID)
+	spec.env = append(spec.env, r.lock.markers()...)
 	out := r.con.transcript(r.log)
 	started := time.Now()
 	if r.sup.startBlocked() {

@@ -132,14 +132,14 @@ func (v *verifier) prompt() (string, error) {
 }
 
 // run runs the verifier once, to its end.
-func (v *verifier) run(runID string) (*verification, error) {
+func (v *verifier) run() (*verification, error) {
 	prompt, err := v.prompt()
 	if err != nil {
 		return nil, err
 	}
 	spec := v.spec
 	spec.input = []byte(prompt)
-	spec.env = append(spec.env[:len(spec.env):len(spec.env)], runIDEnv+"="+runID)
+	spec.env = append(spec.env[:len(spec.env):len(spec.env)], v.lock.markers()...)
 	vr := &verification{started: time.Now()}
 	v.log.section("VERIFICATION ("+v.depth+")", "Started: "+logTime(vr.started))
 	c, o, err := startAgent(spec, v.con.transcript(v.log), v.log, v.onEvent)
@@ -288,7 +288,7 @@ func runVerify(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	lock, _, err := acquireRunLock(w)
+	lock, prev, err := acquireRunLock(w)
 	if err != nil {
 		var el *errLocked
 		if errors.As(err, &el) {
@@ -297,6 +297,7 @@ func runVerify(env *cliEnv, args []string) error {
 		return err
 	}
 	defer lock.release()
+	lock.markEnvironment()
 	project, user, err := baseLayers(env.projectRoot)
 	if err != nil {
 		return err
@@ -319,6 +320,7 @@ func runVerify(env *cliEnv, args []string) error {
 	if err := ignoreRuntimeFiles(w); err != nil {
 		con.errorf("warning: %v", err)
 	}
+	endLeftovers(con, env.projectRoot, w, lock, prev)
 	path, err := findAgent(cfg.ClaudeCommand)
 	if err != nil {
 		return err
@@ -345,7 +347,7 @@ func runVerify(env *cliEnv, args []string) error {
 		timeout: o.iterationTimeout.d, idle: o.idle.d, history: hist}
 	con.progressf("Verifying %s (%s)", w.Name, depth)
 	for {
-		vr, err := v.run(lock.record.RunID)
+		vr, err := v.run()
 		if err != nil {
 			return err
 		}

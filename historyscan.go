@@ -1,0 +1,238 @@
+package main
+
+// This file reads a workspace's history a piece at a time, so that what a
+// command holds in memory does not grow with the history (a long-lived
+// workspace has hundreds of thousands of records). The rules are:
+//
+//   - The file is opened once, through the one reader, and read up to the
+//     length it had then: records appended meanwhile by a run are left out,
+//     so that the passes of one command see the same records.
+//   - Reading forward goes a chunk at a time (historyChunk), its lines
+//     parsed in parallel (parseHistory); a line is a record or is skipped
+//     and counted, as when the file was read whole. A line longer than
+//     maxHistoryLine is skipped and counted without being held.
+//   - The last N records (history --last N) are found from the end of the
+//     file, reading backward: what comes before them is never read.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// historyChunk is how much of a history is read and parsed at once.
+const historyChunk = 1 << 20
+
+// maxHistoryLine bounds one line of a history: a longer one (an iteration
+// that changed hundreds of thousands of files) is skipped.
+const maxHistoryLine = 16 << 20
+
+// historyFileReader is a history opened for reading; a missing history is
+// an empty one (f is nil).
+type historyFileReader struct {
+	f    *os.File
+	size int64 // the file's length when opened
+}
+
+// openHistoryReader opens the history at path for reading.
+func openHistoryReader(path string) (*historyFileReader, error) {
+	f, fi, err := openRegular(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return &historyFileReader{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the history: %w", err)
+	}
+	return &historyFileReader{f: f, size: fi.Size()}, nil
+}
+
+// close closes the file.
+func (h *historyFileReader) close() {
+	if h.f != nil {
+		h.f.Close()
+	}
+}
+
+// historyStream reads a history's records forward, a chunk at a time.
+type historyStream struct {
+	h       *historyFileReader
+	pos     int64  // where the next chunk is read
+	buf     []byte // the chunk, reused
+	carry   int    // the length of the start of a line the last chunk cut, kept at buf's start
+	long    bool   // skipping the rest of an over-long line
+	read    *historyRead
+	next    int // the index in read of the next record
+	skipped int // lines that are not records, so far
+	err     error
+}
+
+// stream reads the records from offset from (the start of a line) to the
+// end of the file as opened.
+func (h *historyFileReader) stream(from int64) *historyStream {
+	return &historyStream{h: h, pos: from}
+}
+
+// record returns the next record, or nil at the end (or on an error, in
+// s.err).
+func (s *historyStream) record() *iterationRecord {
+	for s.read == nil || s.next >= len(s.read.records) {
+		if !s.fill() {
+			return nil
+		}
+	}
+	rec := s.read.records[s.next]
+	s.read.records[s.next] = nil // the caller's to keep or drop
+	s.next++
+	return rec
+}
+
+// fill reads and parses the next chunk's whole lines; false at the end.
+func (s *historyStream) fill() bool {
+	s.read, s.next = nil, 0
+	if s.h.f == nil || s.err != nil {
+		return false
+	}
+	if s.pos >= s.h.size { // the last line, without a newline
+		if s.carry == 0 {
+			return false
+		}
+		s.read = s.parse(s.buf[:s.carry])
+		s.carry = 0
+		return true
+	}
+	want := s.carry + int(min(historyChunk, s.h.size-s.pos))
+	if cap(s.buf) < want {
+		nb := make([]byte, max(want, 2*cap(s.buf)))
+		copy(nb, s.buf[:s.carry])
+		s.buf = nb
+	}
+	buf := s.buf[:want]
+	n, err := s.h.f.ReadAt(buf[s.carry:], s.pos)
+	if n < len(buf)-s.carry && err != nil {
+		s.err = fmt.Errorf("reading the history: %w", err)
+		return false
+	}
+	s.pos += int64(n)
+	buf, fresh := buf[:s.carry+n], s.carry // the carry holds no newline
+	if s.long {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			s.carry = 0
+			return true // still in it
+		}
+		s.long, buf, fresh = false, buf[i+1:], 0
+	} else if i := bytes.IndexByte(buf[fresh:], '\n'); i >= 0 && fresh+i > maxHistoryLine {
+		s.skipped++ // an over-long line that ends here: not parsed
+		buf, fresh = buf[fresh+i+1:], 0
+	}
+	cut := bytes.LastIndexByte(buf[fresh:], '\n') + 1
+	if cut > 0 {
+		cut += fresh
+	}
+	s.read = s.parse(buf[:cut])
+	s.carry = copy(s.buf, buf[cut:]) // the records hold no bytes of buf
+	if s.carry > maxHistoryLine {
+		s.carry, s.long = 0, true
+		s.skipped++
+	}
+	return true
+}
+
+// parse parses lines and counts those skipped.
+func (s *historyStream) parse(lines []byte) *historyRead {
+	r := parseHistory(lines)
+	s.skipped += r.skipped
+	return r
+}
+
+// eachRecord calls fn for every record of the history at path, in order,
+// and returns how many lines were skipped.
+func eachRecord(path string, fn func(rec *iterationRecord)) (skipped int, err error) {
+	h, err := openHistoryReader(path)
+	if err != nil {
+		return 0, err
+	}
+	defer h.close()
+	s := h.stream(0)
+	for rec := s.record(); rec != nil; rec = s.record() {
+		fn(rec)
+	}
+	return s.skipped, s.err
+}
+
+// startOfLast returns the offset of the line of the nth record from the end
+// that match accepts (nil: any), or 0 when there are fewer: it reads the
+// file backward from its end, a chunk at a time, and parses only the lines
+// it passes.
+func (h *historyFileReader) startOfLast(n int, match func(*iterationRecord) bool) (int64, error) {
+	if h.f == nil {
+		return 0, nil
+	}
+	// data is the file from base up to the lines passed, and ends with the
+	// newline of the line before them (or is the file's unended end).
+	base, data := h.size, []byte(nil)
+	readBack := func() ([]byte, error) {
+		c := min(int64(historyChunk), base)
+		buf := make([]byte, c)
+		if _, err := h.f.ReadAt(buf, base-c); err != nil {
+			return nil, fmt.Errorf("reading the history: %w", err)
+		}
+		base -= c
+		return buf, nil
+	}
+	for found := 0; ; {
+		stop := len(data)
+		if stop > 0 && data[stop-1] == '\n' {
+			stop--
+		}
+		k := bytes.LastIndexByte(data[:stop], '\n')
+		if k < 0 && base > 0 {
+			// The line starts before data: read back to the newline before
+			// it (nl, the chunk up to it), holding at most maxHistoryLine
+			// of the line.
+			var pieces [][]byte // of the line, read back: the last first
+			var nl []byte
+			held, long := len(data), false
+			for base > 0 && nl == nil {
+				buf, err := readBack()
+				if err != nil {
+					return 0, err
+				}
+				part := buf
+				if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+					nl, part = buf[:i+1], buf[i+1:]
+				}
+				if !long {
+					pieces, held = append(pieces, part), held+len(part)
+					if long = held > maxHistoryLine; long {
+						pieces = nil
+					}
+				}
+			}
+			if long { // passed, not held: not a record
+				if data = nl; data == nil {
+					return 0, nil // it was the first line
+				}
+				continue
+			}
+			joined := append([]byte(nil), nl...)
+			for i := len(pieces) - 1; i >= 0; i-- {
+				joined = append(joined, pieces[i]...)
+			}
+			data = append(joined, data...)
+			continue
+		}
+		if line := data[k+1 : stop]; len(bytes.TrimSpace(line)) > 0 {
+			if rec := recordOf(line); rec != nil && (match == nil || match(rec)) {
+				if found++; found == n {
+					return base + int64(k) + 1, nil
+				}
+			}
+		}
+		if k < 0 {
+			return 0, nil
+		}
+		data = data[:k+1]
+	}
+}
