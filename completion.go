@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -83,7 +84,7 @@ func runCompletion(env *cliEnv, args []string) error {
 var subcommands = map[string][]string{
 	"archive":  {"list", "save", "show", "restore", "delete"},
 	"template": {"save", "list", "show", "delete"},
-	"config":   {"set", "unset"},
+	"config":   {"get", "set", "unset"},
 }
 
 // flagInUsage finds the flags a manual lists: on its option lines, and in
@@ -141,6 +142,13 @@ func completeArgs(env *cliEnv, name string, words []string, cur string) []string
 		return []string{"bash", "zsh", "fish"}
 	case "init", "version", "list":
 		return nil
+	}
+	if name == "config" && len(positional) == 1 && positional[0] != "" && slices.Contains(subcommands[name], positional[0]) {
+		var keys []string
+		for _, k := range configKeys {
+			keys = append(keys, k.name)
+		}
+		return keys
 	}
 	if name == "template" && len(positional) > 0 && positional[0] != "save" {
 		return templateNames(env)

@@ -359,8 +359,40 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// parseConfigValue checks one value against its key's kind.
+// parseConfigValue checks one value against its key's kind and its key's
+// own rules (checkKeyValue): every reader, config set and run take a value
+// or refuse it alike.
 func parseConfigValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
+	val, err := parseKindValue(doc, key, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKeyValue(key, val); err != nil {
+		return nil, err
+	}
+	return val, nil
+}
+
+// checkKeyValue checks what a key's kind leaves open: the same rules as
+// the command-line flags that set the key, or that the run would apply.
+func checkKeyValue(key *configKey, v any) error {
+	switch key.name {
+	case "verification.maxAttempts":
+		if v.(int) < 1 {
+			return errors.New("must be at least 1")
+		}
+	case "verification.depth":
+		return checkDepth(v.(string))
+	case "claude.permissionMode":
+		if s := v.(string); s != "" {
+			return checkPermissionMode(s)
+		}
+	}
+	return nil
+}
+
+// parseKindValue checks one value against its key's kind.
+func parseKindValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 	switch key.kind {
 	case kindString, kindPath:
 		if v.Kind != jsonString {

@@ -98,14 +98,6 @@ func (r *runner) setup(pos []string) error {
 	}
 	r.stagnation = r.cfg.Stagnation
 	r.minIterations, r.onQuestion = r.cfg.MinIterations, r.cfg.OnQuestion
-	if vs := r.cfg.Verification; vs.Auto {
-		if err := checkDepth(vs.Depth); err != nil {
-			return fmt.Errorf("verification.depth: %w", err)
-		}
-		if vs.MaxAttempts < 1 {
-			return fmt.Errorf("verification.maxAttempts: must be at least 1")
-		}
-	}
 	if r.minIterations > r.maxIterations {
 		return usagef("min iterations (%d) above max iterations (%d): the run could never complete", r.minIterations, r.maxIterations)
 	}
