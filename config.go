@@ -37,6 +37,11 @@ const (
 	kindOnQuestion
 )
 
+// defaultLoopStagnation is the loop mode's stagnation threshold: a loop
+// iteration is meant to finish an item, and an item may well take two or
+// three; five without any is an agent going round in circles.
+const defaultLoopStagnation = 5
+
 // configKey describes one configuration key.
 type configKey struct {
 	name string
@@ -61,6 +66,7 @@ var configKeys = []configKey{
 	{"defaultMaxIterations", kindCount, 0, "iterations before a run stops; 0 means 50 in loop mode, 20 in iterative mode"},
 	{"defaultDelay", kindSeconds, 2.0, "seconds to wait between iterations"},
 	{"defaultStagnationThreshold", kindCount, 2, "iterative mode: consecutive iterations without work that stop the run; 0 means never"},
+	{"loopStagnationThreshold", kindCount, defaultLoopStagnation, "loop mode: consecutive iterations without a higher progress.completed that stop the run; 0 means never (ralph mode: never unless set)"},
 	{"outputLevel", kindOutputLevel, outputProgress, "quiet, progress or verbose"},
 	{"claude.command", kindString, "claude", "the agent executable (also: --claude, $CLAUDE_ITERATE_CLAUDE)"},
 	{"claude.args", kindStringList, []string{}, "extra arguments given to the agent before -p"},
@@ -112,6 +118,8 @@ type settings struct {
 	MaxIterations int // 0: the mode's default
 	Delay         time.Duration
 	Stagnation    int
+	// LoopStagnation is Stagnation for loop mode.
+	LoopStagnation int
 	OutputLevel   string
 	ClaudeCommand string
 	ClaudeArgs    []string
@@ -155,6 +163,8 @@ func (s *settings) set(key string, v any) bool {
 		s.Delay = time.Duration(v.(float64) * float64(time.Second))
 	case "defaultStagnationThreshold":
 		s.Stagnation = v.(int)
+	case "loopStagnationThreshold":
+		s.LoopStagnation = v.(int)
 	case "outputLevel":
 		s.OutputLevel = v.(string)
 	case "claude.command":

@@ -258,6 +258,14 @@ func (r *runner) showConditions(reports []condReport) {
 	}
 }
 
+// stagnationKey is the config key of mode's stagnation threshold.
+func stagnationKey(mode string) string {
+	if mode == modeIterative {
+		return "defaultStagnationThreshold"
+	}
+	return "loopStagnationThreshold"
+}
+
 // progressWord names what stagnation lacks, for its reason.
 func progressWord(mode string) string {
 	if mode == modeIterative {

@@ -97,6 +97,12 @@ func (r *runner) setup(pos []string) error {
 		r.delay = dryRunDefaultDelay
 	}
 	r.stagnation = r.cfg.Stagnation
+	if r.mode == modeLoop {
+		r.stagnation = r.cfg.LoopStagnation
+		if opts.prompt.set && r.cfg.isDefault(stagnationKey(r.mode)) {
+			r.stagnation = 0 // ralph mode: the prompt is the user's and need not ask for progress
+		}
+	}
 	r.minIterations, r.onQuestion = r.cfg.MinIterations, r.cfg.OnQuestion
 	if r.minIterations > r.maxIterations {
 		return usagef("min iterations (%d) above max iterations (%d): the run could never complete", r.minIterations, r.maxIterations)
@@ -222,7 +228,7 @@ func (r *runner) buildStops() error {
 		cfg.Success = append(cfg.Success, &condition{Type: condTaskComplete, builtin: true})
 	}
 	cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxIterations, Count: r.maxIterations, builtin: true})
-	if r.mode == modeIterative && r.stagnation > 0 {
+	if r.stagnation > 0 {
 		cfg.Conditions = append(cfg.Conditions, &condition{Type: condNoProgress, Iterations: r.stagnation, builtin: true})
 	}
 	cfg.Conditions = append(cfg.Conditions, &condition{Type: condUserSignal, builtin: true})
