@@ -120,16 +120,16 @@ type settings struct {
 	Stagnation    int
 	// LoopStagnation is Stagnation for loop mode.
 	LoopStagnation int
-	OutputLevel   string
-	ClaudeCommand string
-	ClaudeArgs    []string
-	NotifyURL     string
-	NotifyEvents  []string
-	StatusWatch   statusWatchSettings
-	Stop          *stopConfig // nil: none configured
-	MinIterations int
-	OnQuestion    string
-	Verification  verificationSettings
+	OutputLevel    string
+	ClaudeCommand  string
+	ClaudeArgs     []string
+	NotifyURL      string
+	NotifyEvents   []string
+	StatusWatch    statusWatchSettings
+	Stop           *stopConfig // nil: none configured
+	MinIterations  int
+	OnQuestion     string
+	Verification   verificationSettings
 
 	// PermissionMode and AllowedTools are passed to claude (permissionArgs).
 	PermissionMode string
