@@ -118,18 +118,19 @@ type settings struct {
 	MaxIterations int // 0: the mode's default
 	Delay         time.Duration
 	Stagnation    int
+	OutputLevel   string
+	ClaudeCommand string
+	ClaudeArgs    []string
+	NotifyURL     string
+	NotifyEvents  []string
+	StatusWatch   statusWatchSettings
+	Stop          *stopConfig // nil: none configured
+	MinIterations int
+	OnQuestion    string
+	Verification  verificationSettings
+
 	// LoopStagnation is Stagnation for loop mode.
 	LoopStagnation int
-	OutputLevel    string
-	ClaudeCommand  string
-	ClaudeArgs     []string
-	NotifyURL      string
-	NotifyEvents   []string
-	StatusWatch    statusWatchSettings
-	Stop           *stopConfig // nil: none configured
-	MinIterations  int
-	OnQuestion     string
-	Verification   verificationSettings
 
 	// PermissionMode and AllowedTools are passed to claude (permissionArgs).
 	PermissionMode string
