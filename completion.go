@@ -12,7 +12,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -232,13 +231,7 @@ func workspaceNames(env *cliEnv) []string {
 	if err != nil {
 		return nil
 	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(env.projectRoot, dir)
-	}
-	return dirNames(dir, func(p string) bool {
-		_, err := os.Lstat(filepath.Join(p, metadataFile))
-		return err == nil
-	})
+	return namedWorkspaces(env.projectRoot, dir)
 }
 
 // templateNames returns the names of the templates, project and user's.

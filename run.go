@@ -40,7 +40,7 @@ Options:
   --dry-run                   run the whole loop against a built-in mock agent,
                               on a scratch copy: the workspace is left as it
                               was; creates the named workspace if it does not
-                              exist
+                              exist and no workspace's name is a typo away
   --prompt FILE               ralph mode: send FILE verbatim each iteration
   --claude PATH               the agent executable (default claude; also
                               claude.command, $CLAUDE_ITERATE_CLAUDE)

@@ -35,6 +35,11 @@ func (r *runner) setup(pos []string) error {
 	switch {
 	case len(pos) == 1:
 		ws, err = openWorkspace(env.projectRoot, base.WorkspacesDir, pos[0])
+		var nw *errNoWorkspace
+		if errors.As(err, &nw) && nw.near != "" && opts.dryRun {
+			// A typo's demo workspace would hide the one meant.
+			return withHint(nw, "a dry run makes a demo workspace only for a name near no other: to make %s, claude-iterate init %s first", pos[0], pos[0])
+		}
 		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
 			var nw *hintError
 			if errors.As(err, &nw) {
