@@ -5,15 +5,17 @@ package main
 // durations, costs and progress, and for programs as JSON Lines. The rules
 // are: runs are shown oldest first, each with its totals (the sums of its
 // records, as everywhere); lines of the file that are not records are
-// skipped and counted in one warning; the command reads, never writes.
+// skipped and counted in one warning; the command reads, never writes; a
+// run's totals are of all its records (a verification's time included),
+// whatever --last shows.
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -27,7 +29,9 @@ succeeded (✓) or failed (✗, with the reason), its cost, the tasks' progress
 after it, the tools it used, the tool calls claude refused, and how many
 project files it changed (in a git work tree). Each run is shown with its
 totals, under a chart of its iterations' durations and costs and of the
-progress over them.
+progress over them. On a terminal (or with $COLUMNS) the table fits its
+width: the result, tools and refused calls are cut short with "…". With
+--last N, a run's header still gives its totals, and says N are shown.
 Without <workspace>, shows the ralph-mode run of the current directory.
 
 Options:
@@ -79,6 +83,7 @@ func runHistory(env *cliEnv, args []string) error {
 		}
 		recs = filterRun(recs, id)
 	}
+	all := recs // the runs' totals are of all their records
 	if last.set && len(recs) > last.n {
 		recs = recs[len(recs)-last.n:]
 	}
@@ -97,11 +102,12 @@ func runHistory(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "No iterations recorded for %s yet.\n", w.Name)
 		return writeError(out.err)
 	}
+	width := outputWidth(env.stdout)
 	for i, id := range runs(recs) {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		showRun(out, filterRun(recs, id), env.projectRoot)
+		showRun(out, filterRun(all, id), filterRun(recs, id), width)
 	}
 	return writeError(out.err)
 }
@@ -163,24 +169,37 @@ func selectRun(ids []string, sel string) (string, error) {
 	return "", withHint(fmt.Errorf("no run %q in the history", sel), "claude-iterate history <workspace> shows the runs' ids")
 }
 
-// showRun prints one run: its totals, its chart and its table.
-func showRun(w io.Writer, recs []*iterationRecord, root string) {
+// showRun prints one run: its totals (of all its records, run), its chart
+// and its table (of the records shown), in width columns (0: any).
+func showRun(w io.Writer, run, recs []*iterationRecord, width int) {
 	var t workTotals
-	var turns int
-	for _, rec := range recs {
+	var elapsed time.Duration // a verification's time is the run's too
+	for _, rec := range run {
 		t.add(rec)
-		turns += rec.Turns
+		elapsed += rec.duration()
 	}
-	first := recs[0].StartedAt.Local()
+	first := run[0].StartedAt.Local()
 	failed := ""
 	if t.FailedIterations > 0 {
 		failed = fmt.Sprintf(" (%d failed)", t.FailedIterations)
 	}
-	fmt.Fprintf(w, "Run %s · %s · %s%s · %s · %s\n", recs[0].Run, first.Format("2006-01-02 15:04"),
-		plural(t.Iterations, "iteration"), failed, compactDuration(time.Duration(t.DurationMS)*time.Millisecond), formatCost(t.CostUSD))
-	showChart(w, recs)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tSTART\tTIME\tRESULT\tCOST\tPROGRESS\tTOOLS\tREFUSED\tFILES")
+	shown := ""
+	if len(recs) < len(run) {
+		shown = fmt.Sprintf(" · the last %d shown", len(recs))
+	}
+	header := fmt.Sprintf("Run %s · %s · %s%s · %s · %s%s", run[0].Run, first.Format("2006-01-02 15:04"),
+		plural(t.Iterations, "iteration"), failed, compactDuration(elapsed), formatCost(t.CostUSD), shown)
+	for _, line := range wrapParts(header, " · ", width) {
+		fmt.Fprintln(w, line)
+	}
+	bars := maxChartWidth
+	if width > 0 {
+		// "  progress  " before the bars, at most "  max 1m30s (the last
+		// 60 iterations)" after them.
+		bars = max(10, min(bars, width-12-34))
+	}
+	showChart(w, recs, bars)
+	rows := [][]string{{"#", "START", "TIME", "RESULT", "COST", "PROGRESS", "TOOLS", "REFUSED", "FILES"}}
 	for _, rec := range recs {
 		start := rec.StartedAt.Local().Format("15:04:05")
 		if !sameDay(rec.StartedAt, recs[0].StartedAt) {
@@ -188,10 +207,10 @@ func showRun(w io.Writer, recs []*iterationRecord, root string) {
 		}
 		result := "✓"
 		if !rec.OK {
-			result = "✗ " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
+			result = "✗ " + sanitizeString(oneLine(firstNonEmpty(rec.Reason, endWord(rec))))
 		}
 		if !rec.counted() {
-			result = "· " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
+			result = "· " + sanitizeString(oneLine(firstNonEmpty(rec.Reason, endWord(rec))))
 		}
 		progress := "-"
 		if p := rec.Progress; p != nil {
@@ -206,15 +225,105 @@ func showRun(w io.Writer, recs []*iterationRecord, root string) {
 		}
 		refused := "-"
 		if len(rec.Refused) > 0 {
-			refused = clip(sanitizeString(denialSummary(rec.Refused, 1)), 50)
+			refused = sanitizeString(oneLine(strings.Join(rec.Refused, ", ")))
 		}
 		files := "-"
 		if rec.FilesChanged != nil {
 			files = strconv.Itoa(len(rec.FilesChanged))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rec.Iteration, start, compactDuration(rec.duration()), result, formatCost(rec.CostUSD), progress, tools, refused, files)
+		rows = append(rows, []string{strconv.Itoa(rec.Iteration), start, compactDuration(rec.duration()), result, formatCost(rec.CostUSD), progress, tools, refused, files})
 	}
-	tw.Flush()
+	writeTable(w, rows, width, historyFlexColumns)
+}
+
+// historyFlexColumns are the history table's columns that give way to
+// the terminal's width: RESULT, TOOLS and REFUSED.
+var historyFlexColumns = []int{3, 6, 7}
+
+// minColumnWidth is as narrow as a column that gives way gets.
+const minColumnWidth = 10
+
+// writeTable writes rows as columns two spaces apart, the last one not
+// padded. With width > 0, the flex columns give way, the widest first,
+// until the lines fit (or each is minColumnWidth wide); their cells are
+// clipped with "…".
+func writeTable(w io.Writer, rows [][]string, width int, flex []int) {
+	if len(rows) == 0 {
+		return
+	}
+	cols := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			cols[i] = max(cols[i], displayWidth(c))
+		}
+	}
+	total := func() int {
+		n := 2 * (len(cols) - 1)
+		for _, c := range cols {
+			n += c
+		}
+		return n
+	}
+	for width > 0 && total() > width {
+		widest := -1
+		for _, i := range flex {
+			if cols[i] > minColumnWidth && (widest < 0 || cols[i] > cols[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		cols[widest] = max(minColumnWidth, cols[widest]-(total()-width))
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			c = clipWidth(c, cols[i])
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", cols[i]-displayWidth(c)+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// wrapParts breaks a line of parts joined by sep into lines of at most
+// width columns (0: any), at the separators; the lines after the first
+// are indented by two spaces.
+func wrapParts(line, sep string, width int) []string {
+	if width <= 0 || displayWidth(line) <= width {
+		return []string{line}
+	}
+	var out []string
+	cur := ""
+	for _, part := range strings.Split(line, sep) {
+		switch {
+		case cur == "":
+			cur = part
+		case displayWidth(cur+sep+part) <= width:
+			cur += sep + part
+		default:
+			out = append(out, cur)
+			cur = "  " + part
+		}
+	}
+	return append(out, cur)
+}
+
+// outputWidth is the width the command's output should fit: $COLUMNS
+// when set, else the terminal's when standard output is one, else 0 (a
+// pipe or a file: any).
+func outputWidth(out io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := out.(*os.File); ok && isTerminal(f) {
+		return terminalWidth(f)
+	}
+	return 0
 }
 
 func sameDay(a, b time.Time) bool {
@@ -246,15 +355,17 @@ func sparkline(vs []float64) string {
 	return b.String()
 }
 
-// showChart draws a run's durations, costs and progress per iteration.
-func showChart(w io.Writer, recs []*iterationRecord) {
+// showChart draws a run's durations, costs and progress per iteration,
+// at most bars of them (the last ones).
+func showChart(w io.Writer, recs []*iterationRecord, bars int) {
 	shown := recs
 	note := ""
-	if len(shown) > maxChartWidth {
-		shown = shown[len(shown)-maxChartWidth:]
-		note = fmt.Sprintf(" (the last %d iterations)", maxChartWidth)
+	if len(shown) > bars {
+		shown = shown[len(shown)-bars:]
+		note = fmt.Sprintf(" (the last %d iterations)", bars)
 	}
 	var durs, costs, prog []float64
+	p := 0.0
 	var maxDur time.Duration
 	maxCost := 0.0
 	hasProgress := false
@@ -262,7 +373,8 @@ func showChart(w io.Writer, recs []*iterationRecord) {
 		durs = append(durs, float64(rec.DurationMS))
 		costs = append(costs, rec.CostUSD)
 		maxDur, maxCost = max(maxDur, rec.duration()), max(maxCost, rec.CostUSD)
-		p := 0.0
+		// A record that does not say (a verification) keeps the
+		// progress before it, rather than drawing a drop to 0.
 		if rec.Progress != nil && rec.Progress.Total > 0 {
 			p, hasProgress = float64(rec.Progress.Completed)/float64(rec.Progress.Total), true
 		}
