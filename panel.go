@@ -228,8 +228,8 @@ func stopSourceText(source string) string {
 // iterations left. The last iteration has no delay after it.
 func panelETA(st *runState, now time.Time) (time.Duration, bool) {
 	done := st.Totals.Iterations
-	if done == 0 || st.Max == 0 || st.Ended {
-		return 0, false
+	if done == 0 || st.Max == 0 || st.Ended || st.Phase == phaseQuestion {
+		return 0, false // waiting for a person has no estimate
 	}
 	avg := time.Duration(st.Totals.DurationMS) * time.Millisecond / time.Duration(done)
 	left := st.Max - done
