@@ -366,6 +366,7 @@ func (r *runner) waitIn(phase string, d time.Duration, show func(left time.Durat
 	bounded := deadline != nil
 	if bounded && toDeadline < d {
 		d = max(toDeadline, 0) + time.Millisecond
+		r.live.waitToDeadline() // no retry, no next iteration after it
 	}
 	interrupted := r.sup.sleep(d, func(left time.Duration) bool {
 		r.live.waitLeft(left, phase)
@@ -508,6 +509,11 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 		resetText = formatClock(reset, now)
 	}
 	msg := fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
+	deadline, toDeadline := r.deadline()
+	endsRun := deadline != nil && toDeadline < d
+	if endsRun {
+		msg = fmt.Sprintf("usage limit reached (resets at %s): --max-duration ends the run at %s, before the reset", resetText, formatClock(now.Add(max(toDeadline, 0)), now))
+	}
 	r.con.noticef("%s", msg)
 	r.live.limitReached(msg)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
@@ -517,7 +523,11 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 		// On a terminal, the panel counts down.
 		if !r.con.panelWanted() && time.Since(lastPlain) >= time.Minute {
 			lastPlain = time.Now()
-			r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
+			if endsRun {
+				r.con.progressf("Usage limit: the run ends in %s (--max-duration)", left.Round(time.Second))
+			} else {
+				r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
+			}
 		}
 	})
 	if end == nil {

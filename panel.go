@@ -279,10 +279,15 @@ func nowText(st *runState, now time.Time, watch bool) string {
 		return "waiting for claude to exit"
 	case st.Phase == phaseLimit:
 		s := "Usage limit: retrying in " + left()
+		if st.WaitEndsRun {
+			s = "Usage limit: the run ends in " + left() + " (--max-duration)"
+		}
 		if st.Keyboard && !watch {
 			s += " (s or Ctrl+C to stop)"
 		}
 		return s
+	case st.Phase == phaseDelay && st.WaitEndsRun:
+		return "the run ends in " + left() + " (--max-duration)"
 	case st.Phase == phaseDelay:
 		return "next iteration in " + left()
 	case st.Phase == phaseQuestion:
