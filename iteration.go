@@ -110,10 +110,14 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	st.Dir, st.RunScript = r.env.projectRoot, r.side.runScript
 	v := r.stops.evaluate(&st)
 	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
-		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted, the run goes on", rec.Iteration, r.minIterations)
-		r.con.noticef("%s", msg)
-		r.log.printf("[%s: %s]", msg, v.reason)
+		claim := v.reason
 		v = r.checks.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
+		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted", rec.Iteration, r.minIterations)
+		if v.met == nil { // else the run's last line says why it ends
+			msg += ", the run goes on"
+		}
+		r.con.noticef("%s", msg)
+		r.log.printf("[%s: %s]", msg, claim)
 	}
 	if r.sup.ending() { // while a script ran
 		e := r.interruptEnding()
@@ -133,7 +137,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		r.checks.asks.ask(question)
 	}
 	if v.met != nil && v.met.group == groupSuccess && r.checks.verifier != nil && !r.sup.ending() {
-		if e := r.verifyClaim(v.reason); e != nil {
+		if e := r.verifyClaim(v.reason, otherMet(v, &r.stops).met == nil); e != nil {
 			return e
 		}
 		v = otherMet(v, &r.stops)

@@ -443,8 +443,9 @@ func (r *runner) newVerifier() *verifier {
 
 // verifyClaim verifies a claimed completion (run --verify, claim the met
 // success condition's reason): it returns the run's ending, or nil when
-// the run goes on with the verifier's findings in the next prompt.
-func (r *runner) verifyClaim(claim string) *ending {
+// the run goes on with the verifier's findings in the next prompt — or
+// ends on another condition met (goesOn false), whose line says why.
+func (r *runner) verifyClaim(claim string, goesOn bool) *ending {
 	v := r.checks.verifier
 	v.sup, v.con, v.log, v.lock, v.history, v.onEvent = r.sup, r.con, r.log, r.lock, r.history, r.live.onEvent
 	for {
@@ -481,7 +482,11 @@ func (r *runner) verifyClaim(claim string) *ending {
 			return &ending{code: exitError, status: statusFailed,
 				reason: fmt.Sprintf("failed: verification failed %s: %s", plural(v.failures, "time"), clip(oneLine(vd.Summary), 300))}
 		}
-		r.con.noticef("verification %s (%d of %d): %s; the run goes on", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)))
+		then := "; the run goes on"
+		if !goesOn {
+			then = ""
+		}
+		r.con.noticef("verification %s (%d of %d): %s%s", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)), then)
 		r.checks.notes.verifyNote = verificationNote(vd, v.failures)
 		return nil
 	}
