@@ -240,13 +240,14 @@ func showRun(w io.Writer, run, recs []*iterationRecord, width int) {
 // the terminal's width: RESULT, TOOLS and REFUSED.
 var historyFlexColumns = []int{3, 6, 7}
 
-// minColumnWidth is as narrow as a column that gives way gets.
-const minColumnWidth = 10
+// minColumnWidth is as narrow as a column that gives way gets (or its
+// header, if wider).
+const minColumnWidth = 6
 
 // writeTable writes rows as columns two spaces apart, the last one not
-// padded. With width > 0, the flex columns give way, the widest first,
-// until the lines fit (or each is minColumnWidth wide); their cells are
-// clipped with "…".
+// padded; rows[0] is the header. With width > 0, the flex columns give
+// way, the widest first, until the lines fit (or each is as narrow as it
+// gets); their cells are clipped with "…".
 func writeTable(w io.Writer, rows [][]string, width int, flex []int) {
 	if len(rows) == 0 {
 		return
@@ -264,17 +265,18 @@ func writeTable(w io.Writer, rows [][]string, width int, flex []int) {
 		}
 		return n
 	}
+	floor := func(i int) int { return max(minColumnWidth, displayWidth(rows[0][i])) }
 	for width > 0 && total() > width {
 		widest := -1
 		for _, i := range flex {
-			if cols[i] > minColumnWidth && (widest < 0 || cols[i] > cols[widest]) {
+			if cols[i] > floor(i) && (widest < 0 || cols[i] > cols[widest]) {
 				widest = i
 			}
 		}
 		if widest < 0 {
 			break
 		}
-		cols[widest] = max(minColumnWidth, cols[widest]-(total()-width))
+		cols[widest]-- // one at a time: the columns end up alike
 	}
 	var b strings.Builder
 	for _, r := range rows {
