@@ -482,10 +482,7 @@ func (r *runner) verifyClaim(claim string, goesOn bool) *ending {
 			return &ending{code: exitError, status: statusFailed,
 				reason: fmt.Sprintf("failed: verification failed %s: %s", plural(v.failures, "time"), clip(oneLine(vd.Summary), 300))}
 		}
-		then := "; the run goes on"
-		if !goesOn {
-			then = ""
-		}
+		then := map[bool]string{true: "; the run goes on"}[goesOn]
 		r.con.noticef("verification %s (%d of %d): %s%s", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)), then)
 		r.checks.notes.verifyNote = verificationNote(vd, v.failures)
 		return nil
@@ -509,16 +506,8 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 		d = margin
 	}
 	until := now.Add(d)
-	resetText := "an unknown time"
-	if !reset.IsZero() {
-		resetText = formatClock(reset, now)
-	}
-	msg := fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
 	deadline, toDeadline := r.deadline()
-	endsRun := deadline != nil && toDeadline < d
-	if endsRun {
-		msg = fmt.Sprintf("usage limit reached (resets at %s): --max-duration ends the run at %s, before the reset", resetText, formatClock(now.Add(max(toDeadline, 0)), now))
-	}
+	resetText, msg, countdown := limitWaitWords(now, reset, until, deadline != nil && toDeadline < d, toDeadline)
 	r.con.noticef("%s", msg)
 	r.live.limitReached(msg)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
@@ -528,11 +517,7 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 		// On a terminal, the panel counts down.
 		if !r.con.panelWanted() && time.Since(lastPlain) >= time.Minute {
 			lastPlain = time.Now()
-			if endsRun {
-				r.con.progressf("Usage limit: the run ends in %s (--max-duration)", left.Round(time.Second))
-			} else {
-				r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
-			}
+			r.con.progressf(countdown, left.Round(time.Second))
 		}
 	})
 	if end == nil {
