@@ -6,13 +6,14 @@ package main
 // last one being completed), so that completion always matches the
 // binary: its commands and subcommands, each command's flags as its manual
 // lists them, and the names of the workspaces (and templates, archives);
-// where the binary has nothing to offer (a flag's value), the shell
-// completes file names.
+// the values of the flags that take one of a few (flagValues); where the
+// binary has nothing to offer (another flag's value), the shell completes
+// file names.
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -83,7 +84,7 @@ func runCompletion(env *cliEnv, args []string) error {
 var subcommands = map[string][]string{
 	"archive":  {"list", "save", "show", "restore", "delete"},
 	"template": {"save", "list", "show", "delete"},
-	"config":   {"set", "unset"},
+	"config":   {"get", "set", "unset"},
 }
 
 // flagInUsage finds the flags a manual lists: on its option lines, and in
@@ -118,12 +119,38 @@ func completeArgs(env *cliEnv, name string, words []string, cur string) []string
 	if c == nil {
 		return nil
 	}
+	takes := valueFlags(c.manual())
+	if f, v, ok := strings.Cut(cur, "="); ok && strings.HasPrefix(f, "-") {
+		var out []string
+		for _, val := range flagValues[f] {
+			if strings.HasPrefix(val, v) {
+				out = append(out, f+"="+val)
+			}
+		}
+		return out
+	}
+	if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "-") && !strings.Contains(words[n-1], "=") {
+		prev := words[n-1]
+		if vals, ok := flagValues[prev]; ok {
+			return vals
+		}
+		if prev == "--workspace" {
+			return workspaceNames(env)
+		}
+		if takes[prev] {
+			return nil // the shell's file names
+		}
+	}
 	if strings.HasPrefix(cur, "-") {
 		return usageFlags(c.manual())
 	}
 	var positional []string
-	for _, w := range words {
-		if !strings.HasPrefix(w, "-") {
+	for i, w := range words {
+		switch {
+		case strings.HasPrefix(w, "-"):
+		case i > 0 && (takes[words[i-1]] || flagValues[words[i-1]] != nil):
+			// the value of the flag before it
+		default:
 			positional = append(positional, w)
 		}
 	}
@@ -142,6 +169,13 @@ func completeArgs(env *cliEnv, name string, words []string, cur string) []string
 	case "init", "version", "list":
 		return nil
 	}
+	if name == "config" && len(positional) == 1 && positional[0] != "" && slices.Contains(subcommands[name], positional[0]) {
+		var keys []string
+		for _, k := range configKeys {
+			keys = append(keys, k.name)
+		}
+		return keys
+	}
 	if name == "template" && len(positional) > 0 && positional[0] != "save" {
 		return templateNames(env)
 	}
@@ -149,6 +183,32 @@ func completeArgs(env *cliEnv, name string, words []string, cur string) []string
 		return archiveFileNames(env)
 	}
 	return workspaceNames(env)
+}
+
+// flagValues are the values of the flags that take one of a few, in any
+// command that has them.
+var flagValues = map[string][]string{
+	"--on-question": {onQuestionWait, onQuestionStop, onQuestionContinue},
+	"--depth":       {depthQuick, depthStandard, depthDeep},
+	"--mode":        {modeLoop, modeIterative},
+	"--output":      {outputQuiet, outputProgress, outputVerbose},
+}
+
+// valueInUsage finds a flag and its value's name in a manual's option
+// lines ("  -m, --max-iterations N", "  --mode loop|iterative") and usage
+// lines ("[--run N]").
+var valueInUsage = lazyRegexp(`(?m)(?:^\s+(?:(-[a-z]), )?|\[)(--?[a-z][a-z0-9-]*) (?:[A-Z][A-Z_]*|[a-z]+(?:\|[a-z]+)+)`)
+
+// valueFlags returns the flags of a manual that take a value.
+func valueFlags(usage string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range valueInUsage().FindAllStringSubmatch(usage, -1) {
+		out[m[2]] = true
+		if m[1] != "" {
+			out[m[1]] = true
+		}
+	}
+	return out
 }
 
 // usageFlags returns the flags a manual lists, sorted, each once.
@@ -171,13 +231,7 @@ func workspaceNames(env *cliEnv) []string {
 	if err != nil {
 		return nil
 	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(env.projectRoot, dir)
-	}
-	return dirNames(dir, func(p string) bool {
-		_, err := os.Lstat(filepath.Join(p, metadataFile))
-		return err == nil
-	})
+	return namedWorkspaces(env.projectRoot, dir)
 }
 
 // templateNames returns the names of the templates, project and user's.

@@ -37,6 +37,11 @@ const (
 	kindOnQuestion
 )
 
+// defaultLoopStagnation is the loop mode's stagnation threshold: a loop
+// iteration is meant to finish an item, and an item may well take two or
+// three; five without any is an agent going round in circles.
+const defaultLoopStagnation = 5
+
 // configKey describes one configuration key.
 type configKey struct {
 	name string
@@ -61,6 +66,7 @@ var configKeys = []configKey{
 	{"defaultMaxIterations", kindCount, 0, "iterations before a run stops; 0 means 50 in loop mode, 20 in iterative mode"},
 	{"defaultDelay", kindSeconds, 2.0, "seconds to wait between iterations"},
 	{"defaultStagnationThreshold", kindCount, 2, "iterative mode: consecutive iterations without work that stop the run; 0 means never"},
+	{"loopStagnationThreshold", kindCount, defaultLoopStagnation, "loop mode: consecutive iterations without a higher progress.completed that stop the run; 0 means never (ralph mode: never unless set)"},
 	{"outputLevel", kindOutputLevel, outputProgress, "quiet, progress or verbose"},
 	{"claude.command", kindString, "claude", "the agent executable (also: --claude, $CLAUDE_ITERATE_CLAUDE)"},
 	{"claude.args", kindStringList, []string{}, "extra arguments given to the agent before -p"},
@@ -123,6 +129,9 @@ type settings struct {
 	OnQuestion    string
 	Verification  verificationSettings
 
+	// LoopStagnation is Stagnation for loop mode.
+	LoopStagnation int
+
 	// PermissionMode and AllowedTools are passed to claude (permissionArgs).
 	PermissionMode string
 	AllowedTools   []string
@@ -155,6 +164,8 @@ func (s *settings) set(key string, v any) bool {
 		s.Delay = time.Duration(v.(float64) * float64(time.Second))
 	case "defaultStagnationThreshold":
 		s.Stagnation = v.(int)
+	case "loopStagnationThreshold":
+		s.LoopStagnation = v.(int)
 	case "outputLevel":
 		s.OutputLevel = v.(string)
 	case "claude.command":
@@ -359,8 +370,40 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// parseConfigValue checks one value against its key's kind.
+// parseConfigValue checks one value against its key's kind and its key's
+// own rules (checkKeyValue): every reader, config set and run take a value
+// or refuse it alike.
 func parseConfigValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
+	val, err := parseKindValue(doc, key, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKeyValue(key, val); err != nil {
+		return nil, err
+	}
+	return val, nil
+}
+
+// checkKeyValue checks what a key's kind leaves open: the same rules as
+// the command-line flags that set the key, or that the run would apply.
+func checkKeyValue(key *configKey, v any) error {
+	switch key.name {
+	case "verification.maxAttempts":
+		if v.(int) < 1 {
+			return errors.New("must be at least 1")
+		}
+	case "verification.depth":
+		return checkDepth(v.(string))
+	case "claude.permissionMode":
+		if s := v.(string); s != "" {
+			return checkPermissionMode(s)
+		}
+	}
+	return nil
+}
+
+// parseKindValue checks one value against its key's kind.
+func parseKindValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 	switch key.kind {
 	case kindString, kindPath:
 		if v.Kind != jsonString {

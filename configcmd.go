@@ -53,6 +53,7 @@ func jsonValue(key *configKey, v any) any {
 const configUsageFormat = `Usage: claude-iterate config [<workspace>] [--json]
        claude-iterate config set KEY VALUE [--add|--remove] [--user|--project|--workspace WS]
        claude-iterate config unset KEY [--user|--project|--workspace WS]
+       claude-iterate config get KEY [--workspace WS] [--json]
 
 Shows every configuration key with its effective value and the layer it
 comes from. Layers, highest first:
@@ -79,6 +80,15 @@ Options:
   --json   print {"key": {"value": …, "source": …}, …} instead of a table
 
 ` + configSetUsage + `
+Getting a key:
+  claude-iterate config get KEY [--workspace WS] [--json]
+
+  get prints KEY's effective value alone (a workspace's with --workspace):
+  a string as it is, anything else as JSON; with --json,
+  {"value": …, "source": …}.
+
+  claude-iterate config get claude.allowedTools --workspace demo
+
 Keys:
 %s
 Examples:
@@ -99,32 +109,93 @@ func runConfig(env *cliEnv, args []string) error {
 	if len(args) > 0 && (args[0] == "set" || args[0] == "unset") {
 		return runConfigSet(env, args[1:], args[0] == "unset")
 	}
+	if len(args) > 0 && args[0] == "get" {
+		return runConfigGet(env, args[1:])
+	}
 	fs := newFlagSet("config")
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	project, user, err := baseLayers(env.projectRoot)
+	var wsArg stringFlag
+	if len(pos) == 1 {
+		wsArg = stringFlag{s: pos[0], set: true}
+	}
+	s, ws, err := effectiveSettings(env, wsArg)
 	if err != nil {
 		return err
 	}
-	layers := []*configLayer{envLayer()}
-	var ws *workspace
-	if len(pos) == 1 {
-		base := resolveSettings(envLayer(), project, user)
-		ws, err = openWorkspace(env, base.WorkspacesDir, pos[0])
-		if err != nil {
-			return err
-		}
-		layers = append(layers, ws.meta.configLayer)
-	}
-	layers = append(layers, project, user)
-	s := resolveSettings(layers...)
 	if !*asJSON {
 		fmt.Fprintf(env.stdout, "%s\n\n", describeProjectRoot(env))
 	}
 	return printSettings(env.stdout, s, ws, *asJSON)
+}
+
+// effectiveSettings resolves the configuration as a run would see it, less
+// its flags: of the workspace wsArg names, if set.
+func effectiveSettings(env *cliEnv, wsArg stringFlag) (*settings, *workspace, error) {
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return nil, nil, err
+	}
+	layers := []*configLayer{envLayer()}
+	var ws *workspace
+	if wsArg.set {
+		base := resolveSettings(envLayer(), project, user)
+		ws, err = openWorkspace(env, base.WorkspacesDir, wsArg.s)
+		if err != nil {
+			return nil, nil, err
+		}
+		layers = append(layers, ws.meta.configLayer)
+	}
+	layers = append(layers, project, user)
+	return resolveSettings(layers...), ws, nil
+}
+
+// runConfigGet runs 'config get KEY': the key's effective value alone, for
+// scripts (a string as it is, anything else as JSON).
+func runConfigGet(env *cliEnv, args []string) error {
+	fs := newFlagSet("config get")
+	asJSON := fs.Bool("json", false, "")
+	var wsArg stringFlag
+	fs.Var(&wsArg, "workspace", "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing key: claude-iterate config get KEY")
+	}
+	key := lookupConfigKey(pos[0])
+	if key == nil {
+		msg := fmt.Sprintf("unknown key %q", pos[0])
+		if s := suggestKey(pos[0]); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return usagef("%s; 'claude-iterate help config' lists the keys", msg)
+	}
+	s, _, err := effectiveSettings(env, wsArg)
+	if err != nil {
+		return err
+	}
+	v := jsonValue(key, s.values[key.name])
+	var out []byte
+	if *asJSON {
+		out, err = json.Marshal(struct {
+			Value  any    `json:"value"`
+			Source string `json:"source"`
+		}{v, s.sources[key.name]})
+	} else if str, ok := v.(string); ok {
+		out = []byte(str)
+	} else {
+		out, err = json.Marshal(v)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(env.stdout, "%s\n", out)
+	return writeError(err)
 }
 
 func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {

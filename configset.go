@@ -177,6 +177,14 @@ func configArgValue(key *configKey, arg string, element bool) (any, error) {
 	data := []byte(arg)
 	if !json.Valid(data) {
 		data, _ = json.Marshal(arg)
+		if example := commaListKeys[key.name]; example != "" && !element {
+			// The form the flag takes: "Bash,Write".
+			tools := splitToolList(arg)
+			if len(tools) == 0 {
+				return nil, usagef("invalid value %q for %s: want names separated by commas, e.g. %s", arg, key.name, example)
+			}
+			data, _ = json.Marshal(tools)
+		}
 	}
 	if element {
 		data = append(append([]byte("["), data...), ']')
@@ -199,6 +207,14 @@ func configArgValue(key *configKey, arg string, element bool) (any, error) {
 		return nil, usagef("invalid value %q for %s: %v", arg, key.name, err)
 	}
 	return v, nil
+}
+
+// commaListKeys are the array keys whose VALUE may also be given as the
+// flag that sets them takes it, names separated by commas (with an
+// example); other arrays (claude.args) may hold commas in an element.
+var commaListKeys = map[string]string{
+	"claude.allowedTools": "Edit,Write,Bash",
+	"notifyEvents":        "completion,error",
 }
 
 // editConfigList adds elem to key's array, or removes it, starting from

@@ -134,7 +134,9 @@ func (d *diskCheck) full() string {
 	return ""
 }
 
-// formatCost shows an amount as iterations show it: $0.0123.
+// formatCost shows an amount as iterations show it: $0.0123. Every view of
+// a cost (lines, panel, watch, notifications, reset) uses it, so that no
+// view rounds to $0.00 what another shows as $0.0037.
 func formatCost(x float64) string {
 	return fmt.Sprintf("$%.4f", x)
 }

@@ -277,7 +277,7 @@ func notificationFor(ev runEvent) notification {
 		}
 		return nt
 	case eventMilestone:
-		body := fmt.Sprintf("%d iterations in %s, $%.2f so far", ev.Totals.Iterations, compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), ev.Totals.CostUSD)
+		body := fmt.Sprintf("%d iterations in %s, %s so far", ev.Totals.Iterations, compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), formatCost(ev.Totals.CostUSD))
 		if p := ev.Progress; p != nil {
 			body += fmt.Sprintf(" · %d/%d items", p.Completed, p.Total)
 		}

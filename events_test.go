@@ -20,7 +20,7 @@ func TestNotificationFor(t *testing.T) {
 		{runEvent{Event: eventIteration, Workspace: "w", MaxIterations: 9, Record: &iterationRecord{Iteration: 1, DurationMS: 1500, End: endDone, OK: true, CostUSD: 0.01}},
 			"w: iteration 1/9 done", "2", "Iteration 1/9 done in 1.5s, $0.0100"},
 		{runEvent{Event: eventMilestone, Workspace: "w", Totals: &workTotals{Iterations: 10, CostUSD: 1.234}, ElapsedMS: 5400000, Progress: &progressRep{Completed: 7, Total: 9}},
-			"w: 10 iterations", "3", "10 iterations in 1h30m, $1.23 so far · 7/9 items"},
+			"w: 10 iterations", "3", "10 iterations in 1h30m, $1.2340 so far · 7/9 items"},
 		{runEvent{Event: eventStatus, Workspace: "w", Message: "3/3 items", Complete: true}, "w: status update", "4", "3/3 items"},
 		{runEvent{Event: eventLimit, Workspace: "w", Message: "waiting"}, "w: usage limit", "4", "waiting"},
 	}

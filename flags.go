@@ -224,6 +224,12 @@ func (f *listFlag) Set(s string) error {
 	return nil
 }
 
+// flagSynonyms are, by command, flags users bring from other commands or
+// tools (history's --last, tail's -n), and what says the same here.
+var flagSynonyms = map[string]map[string]string{
+	"logs": {"last": "--run -1", "n": "--run N", "tail": "-f", "lines": "--run N"},
+}
+
 // suggestFlag returns the flag of fs that typed (as the user typed it,
 // "--max-iteration") most likely meant, spelt the same way ("-" or "--"),
 // or "".
@@ -233,6 +239,9 @@ func suggestFlag(fs *flag.FlagSet, typed string) string {
 		dashes = "--"
 	}
 	name, _, _ := strings.Cut(strings.TrimLeft(typed, "-"), "=")
+	if s := flagSynonyms[fs.Name()][name]; s != "" {
+		return s
+	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	if best := closestName(name, names); best != "" {
@@ -249,6 +258,9 @@ func closestName(typed string, names []string) string {
 		return ""
 	}
 	limit := min(2, max(1, len(typed)/3))
+	if len(typed) == 1 {
+		limit = 0 // every other letter is one edit away: only -F for -f
+	}
 	best, bestDist := "", limit+1
 	var prefixed []string
 	for _, n := range names {

@@ -11,7 +11,9 @@ package main
 //     files and HEAD; each dirty file is stamped (statuswatch.go's
 //     fileStamp). A file is changed when it is dirty on one side only, or
 //     its stamp differs; when HEAD moved (the agent committed), the files
-//     of `git diff old new` are added.
+//     of `git diff old new` are added. A file dirty before whose stamp is
+//     the same after is not changed, whatever git says of it: committing
+//     an earlier edit is not changing the file.
 //   - Each git command is bounded in time; its whole process group is
 //     killed at the bound. A git that fails or times out turns the
 //     feature off for the rest of the run, with one warning: filesChanged
@@ -191,7 +193,7 @@ func (g *gitTree) changed(before, after *gitSnapshot) []string {
 	files := []string{}
 	for p := range set {
 		abs := filepath.Join(g.top, p)
-		if g.excluded(abs) {
+		if g.excluded(abs) || sameSince(before, after, p, abs) {
 			continue
 		}
 		rel, err := filepath.Rel(g.root, abs)
@@ -202,6 +204,22 @@ func (g *gitTree) changed(before, after *gitSnapshot) []string {
 	}
 	slices.Sort(files)
 	return files
+}
+
+// sameSince reports whether the file p (at abs) was dirty before and is
+// as it was then: an iteration that only commits it (or leaves it as it
+// was) did not change it, though it leaves the dirty list or appears in
+// the commits' diff.
+func sameSince(before, after *gitSnapshot, p, abs string) bool {
+	was, ok := before.dirty[p]
+	if !ok {
+		return false
+	}
+	now, ok := after.dirty[p]
+	if !ok {
+		now = stampOf(abs)
+	}
+	return now == was
 }
 
 // excluded reports whether abs is one of the workspace's own files.

@@ -52,8 +52,10 @@ Options:
                               template to edit before 'run'
   -m, --max-iterations N      iterations per run, N at least 1 (default 50 loop, 20 iterative)
   -d, --delay SECS            seconds between iterations (default 2)
-  --stagnation-threshold N    iterative mode: iterations without work that stop
-                              the run (default 2; 0 never)
+  --stagnation-threshold N    iterations in a row without progress that stop
+                              a run (default 2 iterative, 5 loop; 0 never);
+                              saved as defaultStagnationThreshold (iterative)
+                              or loopStagnationThreshold (loop)
   --template NAME             start from template NAME (its task, mode and
                               config; see 'help template'); the flags here
                               override its config
@@ -156,7 +158,7 @@ func runInit(env *cliEnv, args []string) error {
 		cfg["defaultDelay"] = delay.d.Seconds()
 	}
 	if stagnation.set {
-		cfg["defaultStagnationThreshold"] = stagnation.n
+		cfg[stagnationKey(*mode)] = stagnation.n
 	}
 	if notifyURL.set {
 		cfg["notifyUrl"] = notifyURL.s

@@ -123,10 +123,14 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		v = otherMet(v, &r.stops)
 	}
 	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
-		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted, the run goes on", rec.Iteration, r.minIterations)
-		r.con.noticef("%s", msg)
-		r.log.printf("[%s: %s]", msg, v.reason)
+		claim := v.reason
 		v = r.checks.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
+		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted", rec.Iteration, r.minIterations)
+		if v.met == nil { // else the run's last line says why it ends
+			msg += ", the run goes on"
+		}
+		r.con.noticef("%s", msg)
+		r.log.printf("[%s: %s]", msg, claim)
 	}
 	if r.sup.ending() { // while a script ran
 		e := r.interruptEnding()
@@ -146,7 +150,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		r.checks.asks.ask(question)
 	}
 	if v.met != nil && v.met.group == groupSuccess && r.checks.verifier != nil && !r.sup.ending() {
-		if e := r.verifyClaim(v.reason); e != nil {
+		if e := r.verifyClaim(v.reason, otherMet(v, &r.stops).met == nil); e != nil {
 			return e
 		}
 		v = otherMet(v, &r.stops)
@@ -274,6 +278,14 @@ func (r *runner) showConditions(reports []condReport) {
 	if len(parts) > 0 {
 		r.con.progressf("  Conditions: %s", clip(strings.Join(parts, " · "), 400))
 	}
+}
+
+// stagnationKey is the config key of mode's stagnation threshold.
+func stagnationKey(mode string) string {
+	if mode == modeIterative {
+		return "defaultStagnationThreshold"
+	}
+	return "loopStagnationThreshold"
 }
 
 // progressWord names what stagnation lacks, for its reason.

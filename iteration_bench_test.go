@@ -49,7 +49,7 @@ func BenchmarkRunIterations(b *testing.B) {
 	var before, after syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	b.ResetTimer()
-	st := run([]string{"run", "bench", "-m", strconv.Itoa(b.N), "--no-delay", "-q", "--claude", agent, "--no-keyboard"}, nil, io.Discard, io.Discard)
+	st := run([]string{"run", "bench", "-m", strconv.Itoa(b.N), "--no-delay", "--stagnation-threshold", "0", "-q", "--claude", agent, "--no-keyboard"}, nil, io.Discard, io.Discard)
 	b.StopTimer()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 	if st.code != exitOK {

@@ -45,7 +45,7 @@ func TestResetMetadata(t *testing.T) {
 		t.Errorf("resetMetadata left %+v; want %+v", m, want)
 	}
 	got := strings.Join(changes, "\n")
-	for _, w := range []string{"status\tfailed → new", "iterations\t7 (2 failed) → 0", "cost\t$1.25 → $0.00", "last run\t", "last stop\tstopped: 3 consecutive failed iterations (exit 1) → none", "conditions\tprogress of 1 → none"} {
+	for _, w := range []string{"status\tfailed → new", "iterations\t7 (2 failed) → 0", "cost\t$1.2500 → $0.0000", "last run\t", "last stop\tstopped: 3 consecutive failed iterations (exit 1) → none", "conditions\tprogress of 1 → none"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("resetMetadata changes = %q; want a line with %q", got, w)
 		}

@@ -9,10 +9,28 @@ package main
 // file.
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// limitWaitWords are what a usage-limit wait until until says: the reset
+// as shown, the notice, and the countdown's format (%s: the time left). A
+// wait that the run's deadline ends first (endsRun, toDeadline from now)
+// says so, rather than promise a retry that will not come.
+func limitWaitWords(now, reset, until time.Time, endsRun bool, toDeadline time.Duration) (resetText, notice, countdown string) {
+	resetText = "an unknown time"
+	if !reset.IsZero() {
+		resetText = formatClock(reset, now)
+	}
+	if endsRun {
+		return resetText, fmt.Sprintf("usage limit reached (resets at %s): --max-duration ends the run at %s, before the reset", resetText, formatClock(now.Add(max(toDeadline, 0)), now)),
+			"Usage limit: the run ends in %s (--max-duration)"
+	}
+	return resetText, fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now)),
+		"Usage limit: retrying in %s"
+}
 
 // defaultLimitWait is how long to wait when a limit says no reset time.
 const defaultLimitWait = 5 * time.Minute

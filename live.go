@@ -85,6 +85,10 @@ type runState struct {
 	Ending      string      `json:"ending,omitempty"`
 	Hint        string      `json:"hint,omitempty"`
 	ExitCode    int         `json:"exitCode"`
+
+	// WaitEndsRun: the wait ends at the run's deadline (--max-duration),
+	// not in a retry or a next iteration.
+	WaitEndsRun bool `json:"waitEndsRun,omitempty"`
 }
 
 // stateLine is one scrolling line of the run's output.
@@ -515,8 +519,18 @@ func (l *live) waitEnded() {
 		return
 	}
 	l.mu.Lock()
-	l.st.Phase, l.st.WaitUntil = phaseBetween, time.Time{}
+	l.st.Phase, l.st.WaitUntil, l.st.WaitEndsRun = phaseBetween, time.Time{}, false
 	l.dirty, l.redraw = true, true
+	l.mu.Unlock()
+}
+
+// waitToDeadline: the wait starting ends at the run's deadline.
+func (l *live) waitToDeadline() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.st.WaitEndsRun, l.dirty = true, true
 	l.mu.Unlock()
 }
 

@@ -327,6 +327,7 @@ func (r *runner) waitIn(phase string, d time.Duration, show func(left time.Durat
 	bounded := deadline != nil
 	if bounded && toDeadline < d {
 		d = max(toDeadline, 0) + time.Millisecond
+		r.live.waitToDeadline() // no retry, no next iteration after it
 	}
 	interrupted := r.sup.sleep(d, func(left time.Duration) bool {
 		r.live.waitLeft(left, phase)
@@ -403,8 +404,9 @@ func (r *runner) newVerifier() *verifier {
 
 // verifyClaim verifies a claimed completion (run --verify, claim the met
 // success condition's reason): it returns the run's ending, or nil when
-// the run goes on with the verifier's findings in the next prompt.
-func (r *runner) verifyClaim(claim string) *ending {
+// the run goes on with the verifier's findings in the next prompt — or
+// ends on another condition met (goesOn false), whose line says why.
+func (r *runner) verifyClaim(claim string, goesOn bool) *ending {
 	v := r.checks.verifier
 	v.sup, v.con, v.log, v.lock, v.history, v.onEvent = r.sup, r.con, r.log, r.lock, r.history, r.live.onEvent
 	for {
@@ -445,7 +447,8 @@ func (r *runner) verifyClaim(claim string) *ending {
 			return &ending{code: exitError, status: statusFailed,
 				reason: fmt.Sprintf("failed: verification failed %s: %s", plural(v.failures, "time"), clip(oneLine(vd.Summary), 300))}
 		}
-		r.con.noticef("verification %s (%d of %d): %s; the run goes on", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)))
+		then := map[bool]string{true: "; the run goes on"}[goesOn]
+		r.con.noticef("verification %s (%d of %d): %s%s", vd.Verdict, v.failures, r.cfg.Verification.MaxAttempts, sanitizeString(clip(vd.Summary, 300)), then)
 		r.checks.notes.verifyNote = r.ws.meta.Verification.Findings.note()
 		return nil
 	}
@@ -468,11 +471,8 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 		d = margin
 	}
 	until := now.Add(d)
-	resetText := "an unknown time"
-	if !reset.IsZero() {
-		resetText = formatClock(reset, now)
-	}
-	msg := fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now))
+	deadline, toDeadline := r.deadline()
+	resetText, msg, countdown := limitWaitWords(now, reset, until, deadline != nil && toDeadline < d, toDeadline)
 	r.con.noticef("%s", msg)
 	r.live.limitReached(msg)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
@@ -482,7 +482,7 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 		// On a terminal, the panel counts down.
 		if !r.con.panelWanted() && time.Since(lastPlain) >= time.Minute {
 			lastPlain = time.Now()
-			r.con.progressf("Usage limit: retrying in %s", left.Round(time.Second))
+			r.con.progressf(countdown, left.Round(time.Second))
 		}
 	})
 	if end == nil {

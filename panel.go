@@ -170,7 +170,7 @@ func fieldItems(st *runState, now time.Time) []panelItem {
 	if t := st.tasksText(); t != "" {
 		items = append(items, field("Tasks", t, 8))
 	}
-	items = append(items, field("Cost", fmt.Sprintf("$%.2f", st.Totals.CostUSD), 7))
+	items = append(items, field("Cost", formatCost(st.Totals.CostUSD), 7))
 	if !st.Updated.IsZero() {
 		items = append(items, panelItem{segs: []segment{{"updated " + compactDuration(now.Sub(st.Updated)) + " ago", styleDim}}, prio: 3})
 	}
@@ -189,7 +189,7 @@ func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
 	items = append(items,
 		panelItem{segs: []segment{{nowText(st, now, o.watch), styleCyan}}, prio: 7, flex: true},
 		panelItem{segs: []segment{{"elapsed " + compactDuration(st.elapsed(now)), styleNone}}, prio: 4},
-		panelItem{segs: []segment{{fmt.Sprintf("$%.2f", st.Totals.CostUSD), styleNone}}, prio: 3},
+		panelItem{segs: []segment{{formatCost(st.Totals.CostUSD), styleNone}}, prio: 3},
 	)
 	if t := st.tasksText(); t != "" {
 		items = append(items, panelItem{segs: []segment{{"tasks " + t, styleNone}}, prio: 2})
@@ -228,8 +228,8 @@ func stopSourceText(source string) string {
 // iterations left. The last iteration has no delay after it.
 func panelETA(st *runState, now time.Time) (time.Duration, bool) {
 	done := st.Totals.Iterations
-	if done == 0 || st.Max == 0 || st.Ended {
-		return 0, false
+	if done == 0 || st.Max == 0 || st.Ended || st.Phase == phaseQuestion {
+		return 0, false // waiting for a person has no estimate
 	}
 	avg := time.Duration(st.Totals.DurationMS) * time.Millisecond / time.Duration(done)
 	left := st.Max - done
@@ -279,10 +279,15 @@ func nowText(st *runState, now time.Time, watch bool) string {
 		return "waiting for claude to exit"
 	case st.Phase == phaseLimit:
 		s := "Usage limit: retrying in " + left()
+		if st.WaitEndsRun {
+			s = "Usage limit: the run ends in " + left() + " (--max-duration)"
+		}
 		if st.Keyboard && !watch {
 			s += " (s or Ctrl+C to stop)"
 		}
 		return s
+	case st.Phase == phaseDelay && st.WaitEndsRun:
+		return "the run ends in " + left() + " (--max-duration)"
 	case st.Phase == phaseDelay:
 		return "next iteration in " + left()
 	case st.Phase == phaseQuestion:

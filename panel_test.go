@@ -34,7 +34,7 @@ func TestRenderPanel(t *testing.T) {
 	}{
 		{"wide", testState(), panelOpts{width: 100}, []string{
 			"● running iteration 3  [█░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)",
-			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
+			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.4200 · updated 2s ago",
 			"Now: Bash: go test ./... · 42s",
 			"Press s to toggle stop",
 		}},
@@ -52,26 +52,26 @@ func TestRenderPanel(t *testing.T) {
 		}},
 		{"stop requested", stopped, panelOpts{width: 100}, []string{
 			"● stopping after iteration 3  [█░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)",
-			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
+			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.4200 · updated 2s ago",
 			"Now: Bash: go test ./... · 42s",
 			"Stop requested (press s to cancel) · from the s key",
 			"Press s to toggle stop",
 		}},
 		{"usage limit", limit, panelOpts{width: 100}, []string{
 			"● waiting for the usage-limit reset  [█░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)",
-			"Elapsed 1m50s · ETA ~12m08s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
+			"Elapsed 1m50s · ETA ~12m08s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.4200 · updated 2s ago",
 			"Now: Usage limit: retrying in 58m12s (s or Ctrl+C to stop)",
 			"Press s to toggle stop",
 		}},
 		{"watch", stopped, panelOpts{width: 100, watch: true}, []string{
 			"● stopping after iteration 3  [█░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░]  2/50 (4%)",
-			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.42 · updated 2s ago",
+			"Elapsed 1m50s · ETA ~11m58s · Avg 28s · Mode loop · Tasks 35/60 · Cost $0.4200 · updated 2s ago",
 			"Now: Bash: go test ./... · 42s",
 			"Stop requested (claude-iterate stop --cancel to cancel) · from the s key",
 			"Watching the run of demo (pid 4242); Ctrl+C stops watching, not the run",
 		}},
 		{"one line", stopped, panelOpts{width: 200, oneLine: true}, []string{
-			"● stopping after iteration 3 · 2/50 · Stop requested (press s to cancel) · Bash: go test ./... · 42s · elapsed 1m50s · $0.42 · tasks 35/60",
+			"● stopping after iteration 3 · 2/50 · Stop requested (press s to cancel) · Bash: go test ./... · 42s · elapsed 1m50s · $0.4200 · tasks 35/60",
 		}},
 		{"one line narrow", stopped, panelOpts{width: 60, oneLine: true}, []string{
 			"● stopping after iteration 3 · Stop requested (press s to …",

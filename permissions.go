@@ -12,6 +12,7 @@ package main
 // less the write tools (verify.go).
 
 import (
+	"errors"
 	"strings"
 	"unicode"
 )
@@ -19,11 +20,22 @@ import (
 // checkPermissionFlags checks the values of --permission-mode and
 // --allowed-tools.
 func checkPermissionFlags(mode, tools stringFlag) error {
-	if mode.set && (mode.s == "" || strings.IndexFunc(mode.s, unicode.IsSpace) >= 0 || strings.HasPrefix(mode.s, "-")) {
-		return usagef("invalid value %q for flag --permission-mode: want one of claude's modes, e.g. acceptEdits", mode.s)
+	if mode.set {
+		if err := checkPermissionMode(mode.s); err != nil {
+			return usagef("invalid value %q for flag --permission-mode: %v", mode.s, err)
+		}
 	}
 	if tools.set && len(splitToolList(tools.s)) == 0 {
 		return usagef("invalid value %q for flag --allowed-tools: want tool names separated by commas, e.g. Edit,Write,Bash", tools.s)
+	}
+	return nil
+}
+
+// checkPermissionMode checks a permission mode as far as the tool can:
+// one word, not a flag.
+func checkPermissionMode(s string) error {
+	if s == "" || strings.IndexFunc(s, unicode.IsSpace) >= 0 || strings.HasPrefix(s, "-") {
+		return errors.New("want one of claude's modes, e.g. acceptEdits")
 	}
 	return nil
 }

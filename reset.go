@@ -54,7 +54,7 @@ func resetMetadata(m *metadata) []string {
 		add("iterations", from, "0")
 	}
 	if m.CostUSD != 0 {
-		add("cost", fmt.Sprintf("$%.2f", m.CostUSD), "$0.00")
+		add("cost", formatCost(m.CostUSD), formatCost(0))
 	}
 	if m.LastRun != nil {
 		add("last run", m.LastRun.Local().Format("2006-01-02 15:04"), "never")

@@ -29,15 +29,18 @@ Options:
   -m, --max-iterations N      stop after N iterations, N at least 1 (default 50 loop, 20 iterative)
   -d, --delay SECS            seconds between iterations (default 2)
   --no-delay                  no pause between iterations
-  --stagnation-threshold N    iterative mode: stop after N iterations without
-                              work (default 2; 0 never)
+  --stagnation-threshold N    stop after N iterations in a row without
+                              progress: in iterative mode without worked:true
+                              (default 2), in loop mode without a higher
+                              progress.completed (loop mode: 5; ralph mode:
+                              never unless set); 0 never
   -v, --verbose               show the agent's text and tool calls as they stream
   -q, --quiet                 print errors only
   --output LEVEL              quiet, progress (default) or verbose
   --dry-run                   run the whole loop against a built-in mock agent,
                               on a scratch copy: the workspace is left as it
                               was; creates the named workspace if it does not
-                              exist
+                              exist and no workspace's name is a typo away
   --prompt FILE               ralph mode: send FILE verbatim each iteration
   --claude PATH               the agent executable (default claude; also
                               claude.command, $CLAUDE_ITERATE_CLAUDE)
@@ -359,8 +362,9 @@ func (o *runOptions) flagSettings() *configLayer {
 	if o.noDelay {
 		l.values["defaultDelay"] = 0.0
 	}
-	if o.stagnation.set {
+	if o.stagnation.set { // the run's mode reads one of them
 		l.values["defaultStagnationThreshold"] = o.stagnation.n
+		l.values["loopStagnationThreshold"] = o.stagnation.n
 	}
 	switch {
 	case o.output.set:

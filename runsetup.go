@@ -35,6 +35,11 @@ func (r *runner) setup(pos []string) error {
 	switch {
 	case len(pos) == 1:
 		ws, err = openWorkspaceKeep(env, base.WorkspacesDir, pos[0], !opts.dryRun)
+		var nw *errNoWorkspace
+		if errors.As(err, &nw) && nw.near != "" && opts.dryRun {
+			// A typo's demo workspace would hide the one meant.
+			return withHint(nw, "a dry run makes a demo workspace only for a name near no other: to make %s, claude-iterate init %s first", pos[0], pos[0])
+		}
 		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
 			var nw *hintError
 			if errors.As(err, &nw) {
@@ -101,15 +106,13 @@ func (r *runner) setup(pos []string) error {
 		r.delay = dryRunDefaultDelay
 	}
 	r.stagnation = r.cfg.Stagnation
-	r.minIterations, r.onQuestion = r.cfg.MinIterations, r.cfg.OnQuestion
-	if vs := r.cfg.Verification; vs.Auto {
-		if err := checkDepth(vs.Depth); err != nil {
-			return fmt.Errorf("verification.depth: %w", err)
-		}
-		if vs.MaxAttempts < 1 {
-			return fmt.Errorf("verification.maxAttempts: must be at least 1")
+	if r.mode == modeLoop {
+		r.stagnation = r.cfg.LoopStagnation
+		if opts.prompt.set && r.cfg.isDefault(stagnationKey(r.mode)) {
+			r.stagnation = 0 // ralph mode: the prompt is the user's and need not ask for progress
 		}
 	}
+	r.minIterations, r.onQuestion = r.cfg.MinIterations, r.cfg.OnQuestion
 	if r.minIterations > r.maxIterations {
 		return usagef("min iterations (%d) above max iterations (%d): the run could never complete", r.minIterations, r.maxIterations)
 	}
@@ -260,7 +263,7 @@ func (r *runner) buildStops() error {
 		cfg.Success = append(cfg.Success, &condition{Type: condTaskComplete, builtin: true})
 	}
 	cfg.Conditions = append(cfg.Conditions, &condition{Type: condMaxIterations, Count: r.maxIterations, builtin: true})
-	if r.mode == modeIterative && r.stagnation > 0 {
+	if r.stagnation > 0 {
 		cfg.Conditions = append(cfg.Conditions, &condition{Type: condNoProgress, Iterations: r.stagnation, builtin: true})
 	}
 	cfg.Conditions = append(cfg.Conditions, &condition{Type: condUserSignal, builtin: true})
@@ -502,7 +505,7 @@ func (r *runner) inherited() *ending {
 		if r.checks.status.acceptComplete {
 			say("%s says complete from before this run: accepted (--accept-complete), the run completes after its first iteration unless the agent takes it back", statusFile)
 		} else {
-			say("%s says complete from before this run: the run goes on until the agent marks the task complete again (--accept-complete accepts it; %s starts the task over)", statusFile, wsCommand(ws, "reset", "--all"))
+			say("%s says complete from before this run: not this run's completion, which the agent must mark again (--accept-complete accepts it; %s starts the task over)", statusFile, wsCommand(ws, "reset", "--all"))
 		}
 	}
 	if stopFileExists(ws.stopPath()) {

@@ -22,6 +22,8 @@ const listUsage = `Usage: claude-iterate list [--archived]
 Lists the workspaces under the workspaces directory (claude-iterate/workspaces
 by default, see 'claude-iterate config'), and a ralph-mode run's state in the
 current directory, with mode, status, iterations run, progress and last run.
+A workspace made at a path (init ./dir) is not listed: the tool keeps no
+record of them; 'claude-iterate status ./dir' shows one.
 A status of "ended abnormally" is a run that ended without cleaning up (killed with
 SIGKILL, or a crash); ", question waits" marks a workspace whose agent asked
 a question not answered yet ('claude-iterate answer').
@@ -109,6 +111,7 @@ func listWorkspaces(env *cliEnv) error {
 	if len(spaces) == 0 && len(broken) == 0 {
 		fmt.Fprintf(env.stdout, "No workspaces in %s.\n", relPath(env.projectRoot, dir))
 		fmt.Fprintf(env.stdout, "Create one with: claude-iterate init <name> --instructions TASK.md\n")
+		fmt.Fprintf(env.stdout, "Workspaces made at a path (init ./dir) are not listed: claude-iterate status ./dir shows one.\n")
 		return nil
 	}
 	if len(spaces) > 0 {

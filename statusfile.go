@@ -66,7 +66,10 @@ func parseStatusJSON(data []byte) (taskStatus, error) {
 		if *p.Completed < 0 || *p.Total < 0 {
 			return taskStatus{}, errors.New("progress: negative count")
 		}
-		ts.HasProgress, ts.Completed, ts.Total = true, *p.Completed, *p.Total
+		// More done than listed (4 of 3): the list grew as the agent
+		// worked. The done items are the total, so that no view shows
+		// "4/3" or "-1 remaining".
+		ts.HasProgress, ts.Completed, ts.Total = true, *p.Completed, max(*p.Total, *p.Completed)
 	}
 	return ts, nil
 }

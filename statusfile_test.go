@@ -13,6 +13,7 @@ func TestParseStatusJSON(t *testing.T) {
 		wantErr  bool
 	}{
 		{`{"complete":true,"progress":{"completed":3,"total":3}}`, true, "3/3", "", false},
+		{`{"progress":{"completed":4,"total":3}}`, false, "4/4", "", false},
 		{`{"complete":false,"worked":false,"summary":"nothing"}`, false, "-", "false", false},
 		{`{"complete":"yes"}`, false, "", "", true},
 		{`{"complete":1}`, false, "", "", true},

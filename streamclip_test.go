@@ -114,3 +114,24 @@ func TestClipLongStringsEdges(t *testing.T) {
 		t.Errorf("a long key: %v, %+v", err, e)
 	}
 }
+
+// TestClipMarkerShorter: clip never hides less than its marker takes.
+func TestClipMarkerShorter(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abcdef", 6, "abcdef"},
+		{"abcdefgh", 6, "abcdefgh"}, // two bytes hidden by a 17-byte marker: kept
+		{strings.Repeat("x", 40), 10, strings.Repeat("x", 10) + "… (30 more bytes)"},
+		{strings.Repeat("x", 26), 10, strings.Repeat("x", 7) + "… (19 more bytes)"}, // 16 hidden: cut earlier
+	} {
+		if got := clip(tc.s, tc.n); got != tc.want {
+			t.Errorf("clip(%q, %d) = %q; want %q", tc.s, tc.n, got, tc.want)
+		}
+		if got := clip(tc.s, tc.n); len(got) > len(tc.s) {
+			t.Errorf("clip(%q, %d) = %q: its marker is longer than what it hides", tc.s, tc.n, got)
+		}
+	}
+}

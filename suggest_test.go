@@ -18,6 +18,7 @@ func TestClosestName(t *testing.T) {
 		{"x", ""},
 		{"", ""},
 		{"s", ""},
+		{"R", ""},             // one letter: only the same letter in another case
 		{"max-iteration", ""}, // not a command
 	} {
 		if got := closestName(tc.typed, commands); got != tc.want {

@@ -365,8 +365,25 @@ func clip(s string, n int) string {
 
 // clipKnown is clip for a string of which p, longer than n bytes, is a
 // prefix and size the length.
+// The marker never takes more than what it hides: the cut moves earlier
+// until it hides at least the marker's length (so the clipped text is
+// never longer than the whole), and a string too short for that is kept
+// whole.
 func clipKnown(p string, n, size int) string {
 	cut := n
+	for {
+		m := len(fmt.Sprintf("… (%d more bytes)", size-cut))
+		if size-cut >= m {
+			break
+		}
+		if cut = size - m; cut <= 0 {
+			if len(p) >= size {
+				return p[:size]
+			}
+			cut = 0
+			break
+		}
+	}
 	for cut > 0 && !utf8.RuneStart(p[cut]) {
 		cut--
 	}

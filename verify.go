@@ -387,15 +387,17 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 }
 
-// showVerdict prints a verdict.
+// showVerdict prints a verdict: the command's output, at every level, on
+// the console's output (standard output, but with --json standard error,
+// as standard output then carries the JSON verdict alone).
 func showVerdict(con *console, vd verdict, cost float64, report string) {
 	line := fmt.Sprintf("Verdict: %s", vd.Verdict)
 	if vd.Confidence != "" {
 		line += " (confidence " + vd.Confidence + ")"
 	}
-	con.noticef("%s, %s: %s", line, formatCost(cost), sanitizeString(clip(vd.Summary, 600)))
+	con.say(false, fmt.Sprintf("%s, %s: %s", line, formatCost(cost), sanitizeString(clip(vd.Summary, 600))))
 	for _, is := range vd.Issues {
-		con.noticef("  - %s", sanitizeString(clip(is, 600)))
+		con.say(false, "  - "+sanitizeString(clip(is, 600)))
 	}
 	con.progressf("Report: %s", report)
 }

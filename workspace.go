@@ -270,13 +270,30 @@ func ralphWorkspace(dir string) *workspace {
 	return &workspace{Name: filepath.Base(dir), Dir: dir, StateDir: filepath.Join(dir, ralphStateDir), Ralph: true}
 }
 
-// errNoWorkspace is a workspace that does not exist.
+// errNoWorkspace is a workspace that does not exist; near is the name of
+// an existing one a typo away, if any.
 type errNoWorkspace struct {
-	arg, dir string
+	arg, dir, near string
 }
 
 func (e *errNoWorkspace) Error() string {
-	return fmt.Sprintf("workspace %q not found (no %s)", e.arg, filepath.Join(e.dir, metadataFile))
+	msg := fmt.Sprintf("workspace %q not found (no %s)", e.arg, filepath.Join(e.dir, metadataFile))
+	if e.near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", e.near)
+	}
+	return msg
+}
+
+// namedWorkspaces returns the names of the workspaces in workspacesDir.
+func namedWorkspaces(projectRoot, workspacesDir string) []string {
+	dir := workspacesDir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(projectRoot, dir)
+	}
+	return dirNames(dir, func(p string) bool {
+		_, err := os.Lstat(filepath.Join(p, metadataFile))
+		return err == nil
+	})
 }
 
 // openWorkspace locates and loads an existing workspace, taking up one
@@ -294,7 +311,11 @@ func openWorkspaceKeep(env *cliEnv, workspacesDir, arg string, keep bool) (*work
 	}
 	if err := loadWorkspace(env, w, keep); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, withHint(&errNoWorkspace{arg: arg, dir: relPath(env.projectRoot, w.StateDir)}, "create it with: claude-iterate init %s", arg)
+			nw := &errNoWorkspace{arg: arg, dir: relPath(env.projectRoot, w.StateDir)}
+			if !isWorkspacePath(arg) {
+				nw.near = closestName(arg, namedWorkspaces(env.projectRoot, workspacesDir))
+			}
+			return nil, withHint(nw, "create it with: claude-iterate init %s", arg)
 		}
 		return nil, err
 	}

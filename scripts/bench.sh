@@ -169,7 +169,7 @@ cat > loop.sh <<SH
 for i in \$(seq $n); do ./noop-claude -p --output-format stream-json --verbose < task.md > /dev/null; done
 SH
 for r in $(seq "$rounds"); do
-	run_tool() { "$measure" tool.txt "$ci" run bench -m "$n" --no-delay -q --claude ./noop-claude --no-keyboard; }
+	run_tool() { "$measure" tool.txt "$ci" run bench -m "$n" --no-delay --stagnation-threshold 0 -q --claude ./noop-claude --no-keyboard; }
 	if [ $((r % 2)) = 1 ]; then
 		"$measure" bash.txt bash loop.sh; "$measure" floor.txt bin/floor ./noop-claude "$n"; run_tool
 	else
@@ -200,7 +200,7 @@ stream_rss=$(calc "$(col stream.txt 3 | min) / 1024" 0)
 echo "bench.sh: $many runs at once ($many_n iterations each)" >&2
 for i in $(seq "$many"); do "$ci" init "many$i" --instructions task.md > /dev/null; done
 cat > many.sh <<SH
-for i in \$(seq $many); do "$ci" run "many\$i" -m $many_n --no-delay -q --claude ./noop-claude --no-keyboard < /dev/null > /dev/null 2>&1 & done
+for i in \$(seq $many); do "$ci" run "many\$i" -m $many_n --no-delay --stagnation-threshold 0 -q --claude ./noop-claude --no-keyboard < /dev/null > /dev/null 2>&1 & done
 wait
 SH
 cat > manybash.sh <<SH
