@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 		"own-children":   ownChildrenMain,
 		"orphan-behind":  orphanBehindMain,
 		"ttin-probe":     ttinProbeMain,
+		"maxrss-probe":   maxrssProbeMain,
 	})
 }
 
