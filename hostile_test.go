@@ -72,17 +72,9 @@ do it
 			}
 		}
 	}
-	testscript.Run(t, testscript.Params{
-		Dir:                 dir,
-		RequireExplicitExec: true,
-		Setup: func(env *testscript.Env) error {
-			scriptEnv(env)
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"hostile":    cmdHostile,
-			"hostilerun": cmdHostileRun,
-		},
+	runGeneratedScripts(t, dir, map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"hostile":    cmdHostile,
+		"hostilerun": cmdHostileRun,
 	})
 }
 

@@ -93,17 +93,9 @@ result not a verifier
 			}
 		}
 	}
-	testscript.Run(t, testscript.Params{
-		Dir:                 dir,
-		RequireExplicitExec: true,
-		Setup: func(env *testscript.Env) error {
-			scriptEnv(env)
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"hostilewrite": cmdHostileWrite,
-			"writerun":     cmdWriteRun,
-		},
+	runGeneratedScripts(t, dir, map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"hostilewrite": cmdHostileWrite,
+		"writerun":     cmdWriteRun,
 	})
 }
 

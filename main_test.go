@@ -85,6 +85,23 @@ func TestScript(t *testing.T) {
 	})
 }
 
+// runGeneratedScripts runs the scripts a test wrote in dir, with the
+// scenarios' environment and cmds (the scenarios' commands when nil).
+func runGeneratedScripts(t *testing.T, dir string, cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) {
+	if cmds == nil {
+		cmds = scriptCommands()
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			scriptEnv(env)
+			return nil
+		},
+		Cmds: cmds,
+	})
+}
+
 // scriptDir is the directory of the scripts to run: all of them, or with
 // $CLAUDE_ITERATE_SCRIPTS set (a regular expression), those whose names
 // match it, for a quick pass (scripts/mutation.sh runs one per mutant).

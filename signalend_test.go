@@ -17,8 +17,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestSignalAtEnd(t *testing.T) {
@@ -51,13 +49,5 @@ func TestSignalAtEnd(t *testing.T) {
 			}
 		}()
 	}
-	testscript.Run(t, testscript.Params{
-		Dir:                 dir,
-		RequireExplicitExec: true,
-		Setup: func(env *testscript.Env) error {
-			scriptEnv(env)
-			return nil
-		},
-		Cmds: scriptCommands(),
-	})
+	runGeneratedScripts(t, dir, nil)
 }

@@ -23,8 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // stressAgents are the agents' scripts; each prints AGENT READY once it is
@@ -124,15 +122,7 @@ func TestStress(t *testing.T) {
 		}
 	})
 	t.Logf("replay one run with CLAUDE_ITERATE_STRESS=1 CLAUDE_ITERATE_STRESS_SEED=<seed>; the seed is in the failing subtest's name")
-	testscript.Run(t, testscript.Params{
-		Dir:                 dir,
-		RequireExplicitExec: true,
-		Setup: func(env *testscript.Env) error {
-			scriptEnv(env)
-			return nil
-		},
-		Cmds: scriptCommands(),
-	})
+	runGeneratedScripts(t, dir, nil)
 }
 
 // stressScript generates the scenario of one seed.
