@@ -53,11 +53,11 @@ func (n *promptNotes) text(w *workspace) string {
 	return b.String()
 }
 
-// holdClaim refuses the completion v claims at iteration n, before
+// holdClaim refuses the completion v claims at iteration, before
 // minimum: the run goes on — unless a condition of another group is met
 // too — and the next prompt says why.
-func (notes *promptNotes) holdClaim(v stopVerdict, stops *stopSet, n, minimum int) stopVerdict {
-	notes.early, notes.earlyAt, notes.minimum = v.reason, n, minimum
+func (n *promptNotes) holdClaim(v stopVerdict, stops *stopSet, iteration, minimum int) stopVerdict {
+	n.early, n.earlyAt, n.minimum = v.reason, iteration, minimum
 	return otherMet(v, stops)
 }
 
