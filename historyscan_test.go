@@ -171,6 +171,15 @@ func TestHistoryRunStart(t *testing.T) {
 			t.Fatalf("run %s from %d starts at %d (%v)", run, cut, got, err)
 		}
 	}
+	// A run id again after another run's: its stretch starts after that.
+	h2, _ := writeHistory(t, append(append(append([]byte(nil), a...), c...), a...))
+	last, err := h2.startOfLast(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h2.runStart(last, "A", nil); err != nil || got != int64(len(a)+len(c)) {
+		t.Fatalf("the second stretch of run A starts at %d; want %d (%v)", got, len(a)+len(c), err)
+	}
 	// Of the records a test accepts: run A's, back over the others.
 	onlyA := func(rec *iterationRecord) bool { return rec.Run == "A" }
 	if got, err := h.runStart(int64(len(a)+len(b)), "A", onlyA); err != nil || got != 0 {
