@@ -7,18 +7,22 @@ package main
 // records, as everywhere), a run being a stretch of records with its id (a
 // run's records are written together: one run of a workspace at a time);
 // lines of the file that are not records are skipped and counted in one
-// warning; --last N reads from the end of the file; whatever the history's
-// length, the command holds a chunk of it and one run's summary, never the
-// whole (historyscan.go); it reads, never writes.
+// warning; --last N reads from the end of the file, and a run's header
+// still gives the totals of all its records (a verification's time
+// included) and says how many are shown; whatever the history's length,
+// the command holds a chunk of it and one run's summary, never the whole
+// (historyscan.go); the table fits the output's width ($COLUMNS, else the
+// terminal's; a pipe: any), its flexible columns cut short with "…"; it
+// reads, never writes.
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // historyUsage is the manual of the history command.
@@ -31,7 +35,9 @@ succeeded (✓) or failed (✗, with the reason), its cost, the tasks' progress
 after it, the tools it used, the tool calls claude refused, and how many
 project files it changed (in a git work tree). Each run is shown with its
 totals, under a chart of its iterations' durations and costs and of the
-progress over them.
+progress over them. On a terminal (or with $COLUMNS) the table fits its
+width: the result, tools and refused calls are cut short with "…". With
+--last N, a run's header still gives its totals, and says N are shown.
 Without <workspace>, shows the ralph-mode run of the current directory.
 
 Options:
@@ -97,7 +103,7 @@ func runHistory(env *cliEnv, args []string) error {
 	if *asJSON {
 		shown, n, err = printRecords(out, h, from, match)
 	} else {
-		shown, n, err = showRuns(out, h, from, match, env.projectRoot)
+		shown, n, err = showRuns(out, h, from, match, outputWidth(env.stdout))
 	}
 	if err != nil {
 		return err
@@ -157,22 +163,29 @@ func printRecords(out io.Writer, h *historyFileReader, from int64, match func(*i
 
 // showRuns prints the records from offset from that match accepts, run by
 // run (a stretch of records of one run), each with its totals and chart
-// above its table, and returns how many, and how many lines were skipped.
-// The history is read twice at once, in step: ahead, to sum up a run before
-// it is shown; then for its rows. What is held is one run's summary and a
-// chunk of each read, however long the history.
-func showRuns(w io.Writer, h *historyFileReader, from int64, match func(*iterationRecord) bool, root string) (shown, skipped int, err error) {
+// above its table, in width columns (0: any), and returns how many, and how
+// many lines were skipped. The history is read twice at once, in step:
+// ahead, to sum up a run before it is shown; then for its rows. What is
+// held is one run's summary and a chunk of each read, however long the
+// history. The first run's records before from (left out by --last) count
+// in its totals, read once more.
+func showRuns(w io.Writer, h *historyFileReader, from int64, match func(*iterationRecord) bool, width int) (shown, skipped int, err error) {
 	ahead, rows := h.stream(from), h.stream(from)
 	next := matching(ahead, match)
 	for next != nil {
-		sum := &runSummary{id: next.Run, first: next.StartedAt}
+		sum := &runSummary{id: next.Run, first: next.StartedAt, firstShown: next.StartedAt}
+		if shown == 0 && from > 0 {
+			if err := sum.addEarlier(h, from, match); err != nil {
+				return shown, ahead.skipped, err
+			}
+		}
 		for ; next != nil && next.Run == sum.id; next = matching(ahead, match) {
 			sum.add(next)
 		}
 		if shown > 0 {
 			fmt.Fprintln(w)
 		}
-		sum.show(w, func() *iterationRecord { return matching(rows, match) })
+		sum.show(w, width, func() *iterationRecord { return matching(rows, match) })
 		shown += sum.n
 	}
 	if ahead.err != nil {
@@ -218,74 +231,154 @@ func selectRun(ids []string, sel string) (string, error) {
 // historyColumns are the headings of a run's table.
 var historyColumns = [...]string{"#", "START", "TIME", "RESULT", "COST", "PROGRESS", "TOOLS", "REFUSED", "FILES"}
 
+// historyFlexColumns are the history table's columns that give way to
+// the output's width: RESULT, TOOLS and REFUSED.
+var historyFlexColumns = []int{3, 6, 7}
+
+// minColumnWidth is as narrow as a column that gives way gets (or its
+// header, if wider).
+const minColumnWidth = 6
+
 // runSummary is what is shown of a run above its rows.
 type runSummary struct {
-	id     string
-	first  time.Time // when its first iteration started
-	n      int
-	totals workTotals
-	turns  int
-	chart  []*iterationRecord // its last iterations: all, or over maxChartWidth (up to twice)
-	widths [len(historyColumns)]int
+	id         string
+	first      time.Time // when its first iteration started
+	firstShown time.Time // when its first row's iteration started
+	n          int       // its records shown
+	earlier    int       // its records before them, not shown (--last)
+	totals     workTotals
+	elapsed    time.Duration // the time of all its records, a verification's too
+	turns      int
+	chart      []*iterationRecord // its last rows: all, or over maxChartWidth (up to twice)
+	widths     [len(historyColumns)]int
 }
 
-// add sums up one more record of the run.
+// addEarlier sums up the run's records before offset from (the start of
+// its first row's line), those --last leaves out, into its totals only:
+// the history is read backward from there to the stretch's start, then
+// forward up to from.
+func (s *runSummary) addEarlier(h *historyFileReader, from int64, match func(*iterationRecord) bool) error {
+	start, err := h.runStart(from, s.id, match)
+	if err != nil || start == from {
+		return err
+	}
+	e := h.streamTo(start, from)
+	for rec := matching(e, match); rec != nil; rec = matching(e, match) {
+		if rec.Run != s.id {
+			continue
+		}
+		if s.earlier == 0 {
+			s.first = rec.StartedAt
+		}
+		s.earlier++
+		s.count(rec)
+	}
+	return e.err
+}
+
+// count adds a record of the run to its totals.
+func (s *runSummary) count(rec *iterationRecord) {
+	s.totals.add(rec)
+	s.elapsed += rec.duration()
+	s.turns += rec.Turns
+}
+
+// add sums up one more record of the run, shown as a row.
 func (s *runSummary) add(rec *iterationRecord) {
 	if s.n == 0 {
 		for i, h := range historyColumns {
-			s.widths[i] = utf8.RuneCountInString(h)
+			s.widths[i] = displayWidth(h)
 		}
 	}
 	s.n++
-	s.totals.add(rec)
-	s.turns += rec.Turns
+	s.count(rec)
 	if len(s.chart) == 2*maxChartWidth {
 		s.chart = append(s.chart[:0], s.chart[maxChartWidth:]...)
 	}
 	s.chart = append(s.chart, rec)
-	for i, c := range rowCells(rec, s.first) {
-		s.widths[i] = max(s.widths[i], utf8.RuneCountInString(c))
+	for i, c := range rowCells(rec, s.firstShown) {
+		s.widths[i] = max(s.widths[i], displayWidth(c))
 	}
 }
 
-// show prints the run: its totals, its chart and its table, whose rows
-// are the next s.n records row returns.
-func (s *runSummary) show(w io.Writer, row func() *iterationRecord) {
+// show prints the run in width columns (0: any): its totals, its chart
+// and its table, whose rows are the next s.n records row returns.
+func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 	t := s.totals
 	failed := ""
 	if t.FailedIterations > 0 {
 		failed = fmt.Sprintf(" (%d failed)", t.FailedIterations)
 	}
-	fmt.Fprintf(w, "Run %s · %s · %s%s · %s · %s\n", s.id, s.first.Local().Format("2006-01-02 15:04"),
-		plural(t.Iterations, "iteration"), failed, compactDuration(time.Duration(t.DurationMS)*time.Millisecond), formatCost(t.CostUSD))
-	showChart(w, s.chart) // more than maxChartWidth when the run has more: it says so
+	shown := ""
+	if s.earlier > 0 {
+		shown = fmt.Sprintf(" · the last %d shown", s.n)
+	}
+	header := fmt.Sprintf("Run %s · %s · %s%s · %s · %s%s", s.id, s.first.Local().Format("2006-01-02 15:04"),
+		plural(t.Iterations, "iteration"), failed, compactDuration(s.elapsed), formatCost(t.CostUSD), shown)
+	for _, line := range wrapParts(header, " · ", width) {
+		fmt.Fprintln(w, line)
+	}
+	bars := maxChartWidth
+	if width > 0 {
+		// "  progress  " before the bars, at most "  max 1m30s (the last
+		// 60 iterations)" after them.
+		bars = max(10, min(bars, width-12-34))
+	}
+	showChart(w, s.chart, bars)
+	s.fit(width)
 	s.printRow(w, historyColumns)
 	for i := 0; i < s.n; i++ {
 		rec := row()
 		if rec == nil {
 			return
 		}
-		s.printRow(w, rowCells(rec, s.first))
+		s.printRow(w, rowCells(rec, s.firstShown))
 	}
 }
 
-// printRow prints a row of the table, each column but the last padded to
-// its width and two spaces (as text/tabwriter would, which holds every row
-// of the table until it ends).
+// fit narrows the flexible columns, the widest first, one column at a
+// time (so that they end up alike), until a row fits width columns (0:
+// any) or each is as narrow as it gets.
+func (s *runSummary) fit(width int) {
+	total := 2 * (len(s.widths) - 1)
+	for _, c := range s.widths {
+		total += c
+	}
+	floor := func(i int) int { return max(minColumnWidth, displayWidth(historyColumns[i])) }
+	for ; width > 0 && total > width; total-- {
+		widest := -1
+		for _, i := range historyFlexColumns {
+			if s.widths[i] > floor(i) && (widest < 0 || s.widths[i] > s.widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			return
+		}
+		s.widths[widest]--
+	}
+}
+
+// printRow prints a row of the table, each cell cut short with "…" to its
+// column's width, each column but the last padded to it and two spaces
+// (as text/tabwriter would, which holds every row of the table until it
+// ends).
 func (s *runSummary) printRow(w io.Writer, cells [len(historyColumns)]string) {
 	var b strings.Builder
 	for i, c := range cells {
+		c = clipWidth(c, s.widths[i])
 		b.WriteString(c)
 		if i < len(cells)-1 {
-			b.WriteString(strings.Repeat(" ", s.widths[i]-utf8.RuneCountInString(c)+2))
+			b.WriteString(strings.Repeat(" ", s.widths[i]-displayWidth(c)+2))
 		}
 	}
 	b.WriteByte('\n')
 	io.WriteString(w, b.String())
 }
 
-// rowCells are the cells of a record's row in its run's table; first is
-// when the run's first iteration started.
+// rowCells are the cells of a record's row in its run's table, whole (the
+// table cuts them to its width); first is when the first row's iteration
+// started.
 func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string {
 	start := rec.StartedAt.Local().Format("15:04:05")
 	if !sameDay(rec.StartedAt, first) {
@@ -293,10 +386,10 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 	}
 	result := "✓"
 	if !rec.OK {
-		result = "✗ " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
+		result = "✗ " + sanitizeString(oneLine(firstNonEmpty(rec.Reason, endWord(rec))))
 	}
 	if !rec.counted() {
-		result = "· " + clip(sanitizeString(firstNonEmpty(rec.Reason, endWord(rec))), 60)
+		result = "· " + sanitizeString(oneLine(firstNonEmpty(rec.Reason, endWord(rec))))
 	}
 	progress := "-"
 	if p := rec.Progress; p != nil {
@@ -311,7 +404,7 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 	}
 	refused := "-"
 	if len(rec.Refused) > 0 {
-		refused = clip(sanitizeString(denialSummary(rec.Refused, 1)), 50)
+		refused = sanitizeString(oneLine(strings.Join(rec.Refused, ", ")))
 	}
 	files := "-"
 	if rec.FilesChanged != nil {
@@ -322,6 +415,42 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 		cells[i] = strings.ReplaceAll(c, "\t", " ")
 	}
 	return cells
+}
+
+// wrapParts breaks a line of parts joined by sep into lines of at most
+// width columns (0: any), at the separators; the lines after the first
+// are indented by two spaces.
+func wrapParts(line, sep string, width int) []string {
+	if width <= 0 || displayWidth(line) <= width {
+		return []string{line}
+	}
+	var out []string
+	cur := ""
+	for _, part := range strings.Split(line, sep) {
+		switch {
+		case cur == "":
+			cur = part
+		case displayWidth(cur+sep+part) <= width:
+			cur += sep + part
+		default:
+			out = append(out, cur)
+			cur = "  " + part
+		}
+	}
+	return append(out, cur)
+}
+
+// outputWidth is the width the command's output should fit: $COLUMNS
+// when set, else the terminal's when standard output is one, else 0 (a
+// pipe or a file: any).
+func outputWidth(out io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := out.(*os.File); ok && isTerminal(f) {
+		return terminalWidth(f)
+	}
+	return 0
 }
 
 func sameDay(a, b time.Time) bool {
@@ -353,15 +482,17 @@ func sparkline(vs []float64) string {
 	return b.String()
 }
 
-// showChart draws a run's durations, costs and progress per iteration.
-func showChart(w io.Writer, recs []*iterationRecord) {
+// showChart draws a run's durations, costs and progress per iteration,
+// at most bars of them (the last ones).
+func showChart(w io.Writer, recs []*iterationRecord, bars int) {
 	shown := recs
 	note := ""
-	if len(shown) > maxChartWidth {
-		shown = shown[len(shown)-maxChartWidth:]
-		note = fmt.Sprintf(" (the last %d iterations)", maxChartWidth)
+	if len(shown) > bars {
+		shown = shown[len(shown)-bars:]
+		note = fmt.Sprintf(" (the last %d iterations)", bars)
 	}
 	var durs, costs, prog []float64
+	p := 0.0
 	var maxDur time.Duration
 	maxCost := 0.0
 	hasProgress := false
@@ -369,7 +500,8 @@ func showChart(w io.Writer, recs []*iterationRecord) {
 		durs = append(durs, float64(rec.DurationMS))
 		costs = append(costs, rec.CostUSD)
 		maxDur, maxCost = max(maxDur, rec.duration()), max(maxCost, rec.CostUSD)
-		p := 0.0
+		// A record that does not say (a verification) keeps the
+		// progress before it, rather than drawing a drop to 0.
 		if rec.Progress != nil && rec.Progress.Total > 0 {
 			p, hasProgress = float64(rec.Progress.Completed)/float64(rec.Progress.Total), true
 		}

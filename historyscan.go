@@ -12,7 +12,8 @@ package main
 //     and counted, as when the file was read whole. A line longer than
 //     maxHistoryLine is skipped and counted without being held.
 //   - The last N records (history --last N) are found from the end of the
-//     file, reading backward: what comes before them is never read.
+//     file, reading backward: what comes before them is never read, but
+//     for the rest of the run they begin (its totals), found the same way.
 
 import (
 	"bytes"
@@ -58,6 +59,7 @@ func (h *historyFileReader) close() {
 type historyStream struct {
 	h       *historyFileReader
 	pos     int64  // where the next chunk is read
+	end     int64  // where the stream ends: the file's length, or a line's start
 	buf     []byte // the chunk, reused
 	carry   int    // the length of the start of a line the last chunk cut, kept at buf's start
 	long    bool   // skipping the rest of an over-long line
@@ -70,7 +72,13 @@ type historyStream struct {
 // stream reads the records from offset from (the start of a line) to the
 // end of the file as opened.
 func (h *historyFileReader) stream(from int64) *historyStream {
-	return &historyStream{h: h, pos: from}
+	return h.streamTo(from, h.size)
+}
+
+// streamTo reads the records from offset from to offset end (each the
+// start of a line, or the end of the file as opened).
+func (h *historyFileReader) streamTo(from, end int64) *historyStream {
+	return &historyStream{h: h, pos: from, end: min(end, h.size)}
 }
 
 // record returns the next record, or nil at the end (or on an error, in
@@ -93,7 +101,7 @@ func (s *historyStream) fill() bool {
 	if s.h.f == nil || s.err != nil {
 		return false
 	}
-	if s.pos >= s.h.size { // the last line, without a newline
+	if s.pos >= s.end { // the last line, without a newline
 		if s.carry == 0 {
 			return false
 		}
@@ -101,7 +109,7 @@ func (s *historyStream) fill() bool {
 		s.carry = 0
 		return true
 	}
-	want := s.carry + int(min(historyChunk, s.h.size-s.pos))
+	want := s.carry + int(min(historyChunk, s.end-s.pos))
 	if cap(s.buf) < want {
 		nb := make([]byte, max(want, 2*cap(s.buf)))
 		copy(nb, s.buf[:s.carry])
@@ -162,16 +170,51 @@ func eachRecord(path string, fn func(rec *iterationRecord)) (skipped int, err er
 }
 
 // startOfLast returns the offset of the line of the nth record from the end
-// that match accepts (nil: any), or 0 when there are fewer: it reads the
-// file backward from its end, a chunk at a time, and parses only the lines
-// it passes.
+// that match accepts (nil: any), or 0 when there are fewer.
 func (h *historyFileReader) startOfLast(n int, match func(*iterationRecord) bool) (int64, error) {
+	from, found := int64(0), 0
+	err := h.eachBefore(h.size, func(rec *iterationRecord, at int64) bool {
+		if match == nil || match(rec) {
+			if found++; found == n {
+				from = at
+				return false
+			}
+		}
+		return true
+	})
+	return from, err
+}
+
+// runStart returns the offset of the first line of the stretch of run id's
+// records that goes on at offset from (the start of a line): of its
+// earliest record before from, going back over the records match accepts
+// (nil: any) until one of another run; from when there is none.
+func (h *historyFileReader) runStart(from int64, id string, match func(*iterationRecord) bool) (int64, error) {
+	start := from
+	err := h.eachBefore(from, func(rec *iterationRecord, at int64) bool {
+		if match != nil && !match(rec) {
+			return true
+		}
+		if rec.Run != id {
+			return false
+		}
+		start = at
+		return true
+	})
+	return start, err
+}
+
+// eachBefore calls fn with each record of the lines before offset end (the
+// start of a line, or the file's length), the last first, and the offset of
+// its line, until fn returns false: it reads the file backward from end, a
+// chunk at a time, and parses only the lines it passes.
+func (h *historyFileReader) eachBefore(end int64, fn func(rec *iterationRecord, at int64) bool) error {
 	if h.f == nil {
-		return 0, nil
+		return nil
 	}
 	// data is the file from base up to the lines passed, and ends with the
 	// newline of the line before them (or is the file's unended end).
-	base, data := h.size, []byte(nil)
+	base, data := min(end, h.size), []byte(nil)
 	readBack := func() ([]byte, error) {
 		c := min(int64(historyChunk), base)
 		buf := make([]byte, c)
@@ -181,7 +224,7 @@ func (h *historyFileReader) startOfLast(n int, match func(*iterationRecord) bool
 		base -= c
 		return buf, nil
 	}
-	for found := 0; ; {
+	for {
 		stop := len(data)
 		if stop > 0 && data[stop-1] == '\n' {
 			stop--
@@ -197,7 +240,7 @@ func (h *historyFileReader) startOfLast(n int, match func(*iterationRecord) bool
 			for base > 0 && nl == nil {
 				buf, err := readBack()
 				if err != nil {
-					return 0, err
+					return err
 				}
 				part := buf
 				if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
@@ -212,7 +255,7 @@ func (h *historyFileReader) startOfLast(n int, match func(*iterationRecord) bool
 			}
 			if long { // passed, not held: not a record
 				if data = nl; data == nil {
-					return 0, nil // it was the first line
+					return nil // it was the first line
 				}
 				continue
 			}
@@ -224,14 +267,12 @@ func (h *historyFileReader) startOfLast(n int, match func(*iterationRecord) bool
 			continue
 		}
 		if line := data[k+1 : stop]; len(bytes.TrimSpace(line)) > 0 {
-			if rec := recordOf(line); rec != nil && (match == nil || match(rec)) {
-				if found++; found == n {
-					return base + int64(k) + 1, nil
-				}
+			if rec := recordOf(line); rec != nil && !fn(rec, base+int64(k)+1) {
+				return nil
 			}
 		}
 		if k < 0 {
-			return 0, nil
+			return nil
 		}
 		data = data[:k+1]
 	}

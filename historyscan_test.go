@@ -132,3 +132,57 @@ func TestHistoryStreamBoundedMemory(t *testing.T) {
 		t.Errorf("the heap grew by %d MiB reading a %d MB history", grown>>20, len(line)*100000>>20)
 	}
 }
+
+// TestHistoryRunStart: the stretch of a run that --last cuts is found back
+// to its first record, across chunks, and no further (never into the run
+// before it); streamTo reads up to the cut and no further.
+func TestHistoryRunStart(t *testing.T) {
+	id := []byte("4242-1795546444162582082")
+	a := bytes.ReplaceAll(historyOf(50), id, []byte("A"))
+	b := historyOf(2500) // over 1 chunk
+	c := bytes.ReplaceAll(historyOf(3), id, []byte("C"))
+	h, _ := writeHistory(t, append(append(append([]byte(nil), a...), b...), c...))
+	from, err := h.startOfLast(5, nil) // C's 3, and b's last 2
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := h.runStart(from, string(id), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start != int64(len(a)) {
+		t.Fatalf("the run starts at %d; want %d", start, len(a))
+	}
+	var its []int
+	s := h.streamTo(start, from)
+	for rec := s.record(); rec != nil; rec = s.record() {
+		if rec.Run != string(id) {
+			t.Fatalf("read %s's iteration %d", rec.Run, rec.Iteration)
+		}
+		its = append(its, rec.Iteration)
+	}
+	if s.err != nil || len(its) != 2498 || its[0] != 1 || its[2497] != 2498 {
+		t.Fatalf("up to the cut: %d records (%v)", len(its), s.err)
+	}
+	// Nothing of the run before the cut: the cut is the start.
+	for _, cut := range []int64{int64(len(a)), int64(len(a) + len(b))} {
+		run := map[int64]string{int64(len(a)): string(id), int64(len(a) + len(b)): "C"}[cut]
+		if got, err := h.runStart(cut, run, nil); err != nil || got != cut {
+			t.Fatalf("run %s from %d starts at %d (%v)", run, cut, got, err)
+		}
+	}
+	// A run id again after another run's: its stretch starts after that.
+	h2, _ := writeHistory(t, append(append(append([]byte(nil), a...), c...), a...))
+	last, err := h2.startOfLast(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h2.runStart(last, "A", nil); err != nil || got != int64(len(a)+len(c)) {
+		t.Fatalf("the second stretch of run A starts at %d; want %d (%v)", got, len(a)+len(c), err)
+	}
+	// Of the records a test accepts: run A's, back over the others.
+	onlyA := func(rec *iterationRecord) bool { return rec.Run == "A" }
+	if got, err := h.runStart(int64(len(a)+len(b)), "A", onlyA); err != nil || got != 0 {
+		t.Fatalf("run A, matched alone, starts at %d (%v)", got, err)
+	}
+}
