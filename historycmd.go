@@ -336,16 +336,27 @@ func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 	}
 }
 
+// pipeColumnWidth bounds a flexible column of a table whose output has no
+// width (a pipe, a file): a failure reason of a kilobyte would otherwise
+// pad every row of its run to that.
+const pipeColumnWidth = 80
+
 // fit narrows the flexible columns, the widest first, one column at a
 // time (so that they end up alike), until a row fits width columns (0:
 // any) or each is as narrow as it gets.
 func (s *runSummary) fit(width int) {
+	if width <= 0 { // a pipe or a file: one long cell must not widen every row
+		for _, i := range historyFlexColumns {
+			s.widths[i] = min(s.widths[i], pipeColumnWidth)
+		}
+		return
+	}
 	total := 2 * (len(s.widths) - 1)
 	for _, c := range s.widths {
 		total += c
 	}
 	floor := func(i int) int { return max(minColumnWidth, displayWidth(historyColumns[i])) }
-	for ; width > 0 && total > width; total-- {
+	for ; total > width; total-- {
 		widest := -1
 		for _, i := range historyFlexColumns {
 			if s.widths[i] > floor(i) && (widest < 0 || s.widths[i] > s.widths[widest]) {
