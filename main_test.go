@@ -87,7 +87,15 @@ func TestScript(t *testing.T) {
 
 // runGeneratedScripts runs the scripts a test wrote in dir, with the
 // scenarios' environment and cmds (the scenarios' commands when nil).
+// With $CLAUDE_ITERATE_SCRIPTS set (a quick pass of chosen scenarios, as
+// scripts/mutation.sh makes), the generated ones are skipped unless the
+// expression matches the test's name.
 func runGeneratedScripts(t *testing.T, dir string, cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) {
+	if filter := os.Getenv("CLAUDE_ITERATE_SCRIPTS"); filter != "" {
+		if re, err := regexp.Compile(filter); err != nil || !re.MatchString(t.Name()) {
+			t.Skipf("$CLAUDE_ITERATE_SCRIPTS=%q: the scenarios %s generates are not among them", filter, t.Name())
+		}
+	}
 	if cmds == nil {
 		cmds = scriptCommands()
 	}
