@@ -24,8 +24,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -38,7 +40,7 @@ const gitignoreCap = 1 << 20
 // runtimeFiles are the patterns of the tool's runtime files, relative to
 // a state directory.
 var runtimeFiles = []string{lockFile, runStateFile, metadataFile, answerFile, stopFile, historyFile,
-	logsDir + "/", verifyReportFile, ".*.tmp-*"}
+	logsDir + "/", verifyReportFile, lockFile + ".new", ".*" + tempSuffix}
 
 // gitignoreText is the tool's .gitignore.
 func gitignoreText() string {
@@ -113,31 +115,54 @@ func excludeRuntimeFiles(dir string) error {
 	if rel != "." {
 		prefix = "/" + filepath.ToSlash(rel) + "/"
 	}
-	begin := "# claude-iterate: the runtime files in " + prefix
-	data, err := readRegularFile(exclude, gitignoreCap)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fail(err)
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if l == begin {
-			return nil
-		}
-	}
-	text := string(data)
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	text += begin + "\n"
-	for _, f := range runtimeFiles {
-		text += prefix + f + "\n"
-	}
 	if err := makeDirAll(filepath.Dir(exclude), 0o755); err != nil {
 		return fail(err)
 	}
-	if err := writeFileAtomicSync(exclude, []byte(text), 0o644, false); err != nil {
+	if err := addExcludeBlock(exclude, prefix); err != nil {
 		return fail(unwrapPathError(err))
 	}
 	return nil
+}
+
+// addExcludeBlock adds to exclude, unless there already, the block naming
+// the runtime files of the state directory at prefix. The file is the
+// repository's, shared by every workspace in it and by its user: the update
+// holds it locked (writelock.go), so that two at once both land.
+func addExcludeBlock(exclude, prefix string) error {
+	begin := "# claude-iterate: the runtime files in " + prefix
+	for {
+		unlock, missing, err := lockForUpdate(exclude)
+		if err != nil {
+			return err
+		}
+		data, err := readRegularFile(exclude, gitignoreCap)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			unlock()
+			return err
+		}
+		if slices.Contains(strings.Split(string(data), "\n"), begin) {
+			unlock()
+			return nil
+		}
+		text := string(data)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += begin + "\n"
+		for _, f := range runtimeFiles {
+			text += prefix + f + "\n"
+		}
+		if missing {
+			err = createFileAtomic(exclude, []byte(text), 0o644)
+		} else {
+			err = writeFileAtomicSync(exclude, []byte(text), 0o644, false) // the update's last write
+		}
+		unlock()
+		if missing && errors.Is(err, fs.ErrExist) {
+			continue // made meanwhile: add to that one, under its lock
+		}
+		return err
+	}
 }
 
 // underGit reports whether dir is below a .git entry, without starting

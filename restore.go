@@ -260,14 +260,14 @@ func (r *restorer) add(hdr *tar.Header, body io.Reader) error {
 			return err
 		}
 		_, err = io.Copy(f, body)
+		if err == nil { // on the file made, never through a name
+			err = f.Chmod(fs.FileMode(hdr.Mode).Perm())
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			return fmt.Errorf("unpacking %s: %w", hdr.Name, err)
-		}
-		if err := os.Chmod(full, fs.FileMode(hdr.Mode).Perm()); err != nil {
-			return err
 		}
 		r.files[rel] = restoredAttr{modTime: hdr.ModTime}
 	case tar.TypeSymlink:
