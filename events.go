@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -125,10 +126,13 @@ type eventWriter struct {
 	w      io.Writer
 	closer io.Closer
 	name   string
-	failed bool
-	warn   func(msg string)
-	queue  [][]byte      // lines not yet written
-	idle   chan struct{} // closed when the writing goroutine has written them all; nil: none runs
+	// unsettled is the regular file given to --events until settle has
+	// checked it and emptied it.
+	unsettled *os.File
+	failed    bool
+	warn      func(msg string)
+	queue     [][]byte      // lines not yet written
+	idle      chan struct{} // closed when the writing goroutine has written them all; nil: none runs
 }
 
 // eventsFIFOPoll is how often a FIFO given to --events is tried again while
@@ -146,7 +150,11 @@ func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWri
 	for {
 		f, err := openEventsFile(path)
 		if err == nil {
-			return &eventWriter{w: f, closer: f, name: path}, nil
+			ew := &eventWriter{w: f, closer: f, name: path}
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				ew.unsettled = f
+			}
+			return ew, nil
 		}
 		if !errors.Is(err, syscall.ENXIO) { // ENXIO: a FIFO nobody reads
 			return nil, usagef("invalid value %q for flag --events: %v", path, unwrapPathError(err))
@@ -169,6 +177,54 @@ func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWri
 		case <-time.After(eventsFIFOPoll):
 		}
 	}
+}
+
+// settle empties the regular file given to --events before the first
+// event, once the run knows its workspace (ws, nil if none was found): a
+// file of the workspace (its metadata, history, a log, a task file) is
+// refused instead, untouched, and nothing is written to it.
+func (ew *eventWriter) settle(ws *workspace) error {
+	if ew == nil || ew.unsettled == nil {
+		return nil
+	}
+	f := ew.unsettled
+	ew.unsettled = nil
+	if ws != nil && workspaceHolds(ws, f) {
+		ew.mu.Lock()
+		ew.failed = true
+		ew.mu.Unlock()
+		return usagef("invalid value %q for flag --events: a file of workspace %s (give a path outside %s)", ew.name, ws.Name, ws.StateDir)
+	}
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("emptying %s (--events): %w", ew.name, unwrapPathError(err))
+	}
+	return nil
+}
+
+// workspaceHolds reports whether f is a file of ws: below its state
+// directory, or one of its task files.
+func workspaceHolds(ws *workspace, f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	for _, name := range []string{instructionsFile, todoFile, statusFile, answersFile, settingsFile} {
+		if tfi, err := os.Stat(filepath.Join(ws.Dir, name)); err == nil && os.SameFile(fi, tfi) {
+			return true
+		}
+	}
+	real, err := filepath.EvalSymlinks(f.Name())
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil {
+		return false
+	}
+	state, err := filepath.EvalSymlinks(ws.StateDir)
+	if err == nil {
+		state, err = filepath.Abs(state)
+	}
+	return err == nil && within(state, real)
 }
 
 // write queues ev, stamped with the time and the run, as one line; it never

@@ -32,6 +32,9 @@ func runRun(env *cliEnv, args []string) error {
 	err = r.setup(pos)
 	defer r.con.settle()   // every line said written, on every way out
 	defer r.lock.release() // idempotent: finish releases it first
+	if eerr := r.events.settle(r.ws); eerr != nil && err == nil {
+		err = eerr
+	}
 	if err != nil {
 		r.setupFailed(err)
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))

@@ -248,7 +248,9 @@ func openFile(path string, flag int, perm os.FileMode) (*os.File, error) {
 // a FIFO nobody reads fails with ENXIO (openEvents waits); a directory or
 // any other kind is refused.
 func openEventsFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o600)
+	// Not emptied yet: the run empties it once it knows the file is none
+	// of its workspace's (eventWriter.settle).
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
 			return nil, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
