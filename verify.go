@@ -90,6 +90,7 @@ type verifier struct {
 	history       *historyWriter
 	failures      int  // failed verifications in this run (run --verify)
 	hinted        bool // the fix for its refused calls was shown
+	report        string // the report keep wrote last; "" if it could not
 }
 
 // verification is one verifier's run, judged.
@@ -200,10 +201,13 @@ func (v *verifier) keep(vr *verification, runID string, iteration int) *iteratio
 	if len(vr.refused) > 0 {
 		fix = verifierRefusedHint(vr.outcome.denials(), v.ws)
 	}
+	v.report = ""
 	if !vr.failed {
 		path := filepath.Join(v.ws.Dir, verifyReportFile)
 		if err := writeFileAtomicSync(path, reportText(v.ws, vr.verdict, v.depth, now, vr.outcome.cost(), vr.refused, fix), 0o600, true); err != nil {
 			v.con.errorf("warning: writing %s: %v", path, unwrapPathError(err))
+		} else {
+			v.report = path
 		}
 	}
 	v.log.printf("VERDICT: %s: %s", rec.Verification.verdictOr("error"), firstNonEmpty(vr.verdict.Summary, vr.why))
@@ -379,7 +383,11 @@ func runVerify(env *cliEnv, args []string) error {
 			data, _ := json.Marshal(&vd)
 			fmt.Fprintf(env.stdout, "%s\n", data)
 		}
-		showVerdict(con, vd, rec.CostUSD, relPath(env.projectRoot, filepath.Join(w.Dir, verifyReportFile)))
+		report := ""
+		if v.report != "" {
+			report = relPath(env.projectRoot, v.report)
+		}
+		showVerdict(con, vd, rec.CostUSD, report)
 		if vd.Verdict != verdictPass {
 			return &exitCodeError{code: exitError}
 		}
@@ -389,7 +397,8 @@ func runVerify(env *cliEnv, args []string) error {
 
 // showVerdict prints a verdict: the command's output, at every level, on
 // the console's output (standard output, but with --json standard error,
-// as standard output then carries the JSON verdict alone).
+// as standard output then carries the JSON verdict alone), and where the
+// report is ("": it could not be written).
 func showVerdict(con *console, vd verdict, cost float64, report string) {
 	line := fmt.Sprintf("Verdict: %s", vd.Verdict)
 	if vd.Confidence != "" {
@@ -399,7 +408,9 @@ func showVerdict(con *console, vd verdict, cost float64, report string) {
 	for _, is := range vd.Issues {
 		con.say(false, "  - "+sanitizeString(clip(is, 600)))
 	}
-	con.progressf("Report: %s", report)
+	if report != "" { // not written: a warning said why
+		con.progressf("Report: %s", report)
+	}
 }
 
 // waitLimitPlain waits for a usage limit's reset outside a run; an
