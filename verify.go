@@ -88,8 +88,8 @@ type verifier struct {
 	timeout, idle time.Duration
 	onEvent       func(*streamEvent)
 	history       *historyWriter
-	failures      int  // failed verifications in this run (run --verify)
-	hinted        bool // the fix for its refused calls was shown
+	failures      int    // failed verifications in this run (run --verify)
+	hinted        bool   // the fix for its refused calls was shown
 	report        string // the report keep wrote last; "" if it could not
 }
 
