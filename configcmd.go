@@ -167,13 +167,9 @@ func runConfigGet(env *cliEnv, args []string) error {
 	if len(pos) == 0 {
 		return usagef("missing key: claude-iterate config get KEY")
 	}
-	key := lookupConfigKey(pos[0])
-	if key == nil {
-		msg := fmt.Sprintf("unknown key %q", pos[0])
-		if s := suggestKey(pos[0]); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return usagef("%s; 'claude-iterate help config' lists the keys", msg)
+	key, err := configKeyOf(pos[0])
+	if err != nil {
+		return err
 	}
 	s, _, err := effectiveSettings(env, wsArg)
 	if err != nil {

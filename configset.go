@@ -106,13 +106,9 @@ func runConfigSet(env *cliEnv, args []string, unset bool) error {
 	if add && remove {
 		return usagef("--add and --remove contradict each other")
 	}
-	key := lookupConfigKey(pos[0])
-	if key == nil {
-		msg := fmt.Sprintf("unknown key %q", pos[0])
-		if s := suggestKey(pos[0]); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return usagef("%s; 'claude-iterate help config' lists the keys", msg)
+	key, err := configKeyOf(pos[0])
+	if err != nil {
+		return err
 	}
 	if (add || remove) && key.kind != kindStringList && key.kind != kindEventList {
 		return usagef("--add and --remove work on array keys; %s is not one", key.name)
@@ -181,7 +177,7 @@ func configArgValue(key *configKey, arg string, element bool) (any, error) {
 			// The form the flag takes: "Bash,Write".
 			tools := splitToolList(arg)
 			if len(tools) == 0 {
-				return nil, usagef("invalid value %q for %s: want names separated by commas, e.g. %s", arg, key.name, example)
+				return nil, badValue("invalid value %q for %s: want names separated by commas, e.g. %s", arg, key.name, example)
 			}
 			data, _ = json.Marshal(tools)
 		}
@@ -191,20 +187,20 @@ func configArgValue(key *configKey, arg string, element bool) (any, error) {
 	}
 	doc, err := parseJSONDoc("VALUE", data)
 	if err != nil {
-		return nil, usagef("invalid value %q for %s: %v", arg, key.name, err)
+		return nil, badValue("invalid value %q for %s: %v", arg, key.name, err)
 	}
 	if _, err := parseConfigValue(doc, key, doc.Root); err != nil {
 		var fe *fileError
 		if errors.As(err, &fe) {
 			err = errors.New(fe.Msg)
 		}
-		return nil, usagef("invalid value %q for %s: %v", arg, key.name, err)
+		return nil, badValue("invalid value %q for %s: %v", arg, key.name, err)
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, usagef("invalid value %q for %s: %v", arg, key.name, err)
+		return nil, badValue("invalid value %q for %s: %v", arg, key.name, err)
 	}
 	return v, nil
 }
@@ -451,4 +447,23 @@ func holdsSecret(obj map[string]any) bool {
 	s, _ := l["notifyUrl"].(string)
 	u, err := url.Parse(s)
 	return err == nil && (u.User != nil || strings.Contains(u.RawQuery, "auth"))
+}
+
+// configKeyOf is the config key name names; an unknown one is an error
+// naming the closest key.
+func configKeyOf(name string) (*configKey, error) {
+	if key := lookupConfigKey(name); key != nil {
+		return key, nil
+	}
+	msg := fmt.Sprintf("unknown key %q", name)
+	if s := suggestKey(name); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return nil, &inputError{fmt.Errorf("%s; 'claude-iterate help config' lists the keys", msg)}
+}
+
+// badValue is a value a key does not take: reported in one line, exit 2,
+// without the command's usage (the command line was well formed).
+func badValue(format string, args ...any) error {
+	return &inputError{fmt.Errorf(format, args...)}
 }
