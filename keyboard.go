@@ -9,7 +9,8 @@ package main
 // is put in cbreak mode — ICANON and ECHO off, ISIG and OPOST kept, so
 // Ctrl+C and Ctrl+Z still raise signals and output still gets its carriage
 // returns (raw mode would turn them into plain bytes); the previous mode is restored on every exit path
-// and before the tool suspends; keys come from /dev/tty opened with
+// and before the tool suspends, from the foreground (or while the modes are
+// still the keyboard's: see pause); keys come from /dev/tty opened with
 // os.OpenFile, which is pollable on Linux, so a pending read can be
 // cancelled with a deadline — its Fd method is never called (that would make
 // it blocking), ioctls go through SyscallConn. Where the terminal cannot be
@@ -133,17 +134,20 @@ func (k *keyboard) active() bool {
 }
 
 // pause stops reading and restores the terminal's mode (before suspending,
-// and at exit).
+// and at exit): from the foreground, or from the background while the
+// modes are still the keyboard's cbreak mode (under a wrapper that leads
+// the job, the shell takes the terminal back while the tool handles
+// Ctrl+Z; bash then puts its own modes back, and a shell that does not
+// would be left without echo). Modes that someone else set since are
+// theirs: readline's, for one, differ from cbreak (ICRNL and VLNEXT off).
 func (k *keyboard) pause() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.paused = true
 	k.tty.SetReadDeadline(time.Now())
 	if k.cbreak {
-		if now, err := getTermios(k.tty); err == nil {
+		if now, err := getTermios(k.tty); err == nil && (*now == k.mode || k.inForeground()) {
 			putModes(k.tty, now, k.saved)
-		} else {
-			setTermios(k.tty, k.saved)
 		}
 		k.cbreak = false
 	}

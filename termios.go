@@ -38,15 +38,19 @@ func getTermios(f *os.File) (*syscall.Termios, error) {
 	return &t, nil
 }
 
-// setTermios sets f's terminal mode at once.
+// setTermios sets f's terminal mode at once. It never stops the tool
+// (withoutTTOU): from the background the change goes through, so the
+// caller checks the foreground first.
 func setTermios(f *os.File, t *syscall.Termios) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var errno syscall.Errno
-	err = rc.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(ioctlSetTermios), uintptr(unsafe.Pointer(t)))
+	withoutTTOU(func() {
+		err = rc.Control(func(fd uintptr) {
+			_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(ioctlSetTermios), uintptr(unsafe.Pointer(t)))
+		})
 	})
 	if err != nil {
 		return err
