@@ -73,6 +73,9 @@ const (
 type supervisor struct {
 	sigs *signals
 	kb   *keyboard // nil without a keyboard
+	// term is the terminal's saved modes, whose cursor Ctrl+Z shows; nil
+	// without a terminal.
+	term *savedMode
 	con  *console
 	log  *runLog
 
@@ -549,6 +552,7 @@ func (s *supervisor) suspend(c *child) time.Duration {
 	s.con.clearStatus()
 	s.con.out.Flush()
 	s.con.unlock()
+	s.term.showCursor()
 	s.log.printf("[suspended (SIGTSTP)]")
 	s.log.Flush()
 	stopped := time.Now()

@@ -10,7 +10,8 @@ package main
 // background the change would stop the tool with SIGTTOU); a Ctrl+C, Ctrl+\
 // or Ctrl+Z the keyboard reads as a plain key, before that, is still the
 // signal; and at exit the modes at the start come back, with a visible
-// cursor (an agent writing escapes to the terminal may have hidden it).
+// cursor (an agent writing escapes to the terminal may have hidden it),
+// which Ctrl+Z shows too.
 
 import (
 	"os"
@@ -80,20 +81,27 @@ func keySignal(b byte, t *syscall.Termios) (syscall.Signal, bool) {
 	return 0, false
 }
 
-// restoreAtExit puts back the terminal modes of the start and makes the
-// cursor visible, from the foreground only, and not on a plain terminal
-// (TERM=dumb or NO_COLOR), which gets no escape from the tool.
+// restoreAtExit puts back the terminal modes of the start (from the
+// foreground only) and makes the cursor visible.
 func (m *savedMode) restoreAtExit() {
 	if m == nil {
 		return
 	}
 	m.restore()
-	if os.Getenv("TERM") == "dumb" || os.Getenv("NO_COLOR") != "" {
+	m.showCursor()
+}
+
+// showCursor makes the cursor visible, at exit and when the run is
+// suspended: an agent writing escapes to the terminal may have hidden it.
+// It does so from the background too (a run ended there after bg), where
+// the shell owns the terminal and wants its cursor, and with tostop set
+// without being stopped by the write (withoutTTOU); not on a plain
+// terminal (TERM=dumb or NO_COLOR), which gets no escape from the tool.
+func (m *savedMode) showCursor() {
+	if m == nil || os.Getenv("TERM") == "dumb" || os.Getenv("NO_COLOR") != "" {
 		return
 	}
-	if pg, err := foregroundGroup(m.f); err == nil && pg == syscall.Getpgrp() {
-		m.f.WriteString("\x1b[?25h")
-	}
+	withoutTTOU(func() { m.f.WriteString("\x1b[?25h") })
 }
 
 // putModes sets want on terminal f, whose modes are now. When now has ISIG
