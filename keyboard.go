@@ -201,7 +201,7 @@ func (k *keyboard) read() {
 				// The terminal's ISIG was turned off behind the tool's
 				// back (an agent that opened it by name): the key that
 				// should have been a signal still is one.
-				syscall.Kill(os.Getpid(), sig)
+				raiseKey(sig)
 				continue
 			}
 			select {

@@ -30,12 +30,12 @@ func keepTerminalMode(kb *keyboard, saved *savedMode) {
 }
 
 // honourStopKeys reads what was typed on terminal f and not read yet (no
-// one else reads it: the keyboard is off), and raises SIGINT or SIGQUIT
-// for a byte that is t's VINTR or VQUIT character. The terminal, whose
-// modes are now, is first put in non-canonical mode with nothing to wait
-// for (VMIN 0, VTIME 0): a line not ended is then readable, and the read
-// returns at once. The caller puts the run's modes back after. A Ctrl+Z
-// typed then is dropped, as queued ones are after a resume.
+// one else reads it: the keyboard is off), and raises SIGINT, SIGQUIT or
+// SIGTSTP for a byte that is t's VINTR, VQUIT or VSUSP character
+// (raiseKey). The terminal, whose modes are now, is first put in
+// non-canonical mode with nothing to wait for (VMIN 0, VTIME 0): a line
+// not ended is then readable, and the read returns at once. The caller
+// puts the run's modes back after.
 func honourStopKeys(f *os.File, now, t *syscall.Termios) {
 	peek := *now
 	peek.Lflag &^= syscall.ICANON
@@ -56,11 +56,20 @@ func honourStopKeys(f *os.File, now, t *syscall.Termios) {
 		})
 	})
 	for _, b := range buf[:max(n, 0)] {
-		if sig, ok := keySignal(b, t); ok && sig != syscall.SIGTSTP {
-			syscall.Kill(os.Getpid(), sig)
+		if sig, ok := keySignal(b, t); ok {
+			raiseKey(sig)
 			return
 		}
 	}
+}
+
+// raiseKey sends sig, read as a key while the terminal's ISIG was off, to
+// the tool's process group, as the terminal sends a signal key to its
+// foreground group (the tool reads keys from the foreground only): under a
+// wrapper that leads the job (bash -c, a script, make), the wrapper gets
+// it too, so that a Ctrl+Z stops it and the shell sees the job stopped.
+func raiseKey(sig syscall.Signal) {
+	syscall.Kill(-syscall.Getpgrp(), sig)
 }
 
 // keySignal is the signal key b stands for in the terminal modes t (its
