@@ -276,9 +276,16 @@ func (c *console) dropPanel() {
 }
 
 // clearStatus erases the panel and keeps it off the screen until the next
-// setPanel (the tool is about to suspend); c.mu must be held.
+// setPanel (the tool is about to suspend); c.mu must be held. From the
+// background the panel is left on the screen and forgotten: under a
+// wrapper that leads the job, the shell has the terminal back before the
+// tool suspends, and erasing would move up into the shell's own lines.
 func (c *console) clearStatus() {
-	c.erasePanel()
+	if c.tty != nil && !c.foregroundNow() {
+		c.drawn = nil
+	} else {
+		c.erasePanel()
+	}
 	c.held = true
 }
 
