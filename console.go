@@ -276,17 +276,19 @@ func (c *console) dropPanel() {
 }
 
 // clearStatus erases the panel and keeps it off the screen until the next
-// setPanel (the tool is about to suspend); c.mu must be held. From the
-// background the panel is left on the screen and forgotten: under a
-// wrapper that leads the job, the shell has the terminal back before the
-// tool suspends, and erasing would move up into the shell's own lines.
+// setPanel (the tool is about to suspend); c.mu must be held.
 func (c *console) clearStatus() {
-	if c.tty != nil && !c.foregroundNow() {
-		c.drawn = nil
-	} else {
-		c.erasePanel()
-	}
+	c.erasePanel()
 	c.held = true
+}
+
+// inBackground reports whether the tool is, right now, in the background
+// of its terminal, where the shell owns the screen; c.mu must be held. The
+// foreground noted with a queued panel may be older than a Ctrl+Z: under a
+// wrapper that leads the job, the shell has the terminal back before the
+// tool suspends, and the tool's goroutines run until it does.
+func (c *console) inBackground() bool {
+	return c.tty != nil && !c.foregroundNow()
 }
 
 // erasePanel removes the panel from the screen; c.mu must be held. The
@@ -298,7 +300,9 @@ func (c *console) clearStatus() {
 // the whole screen from there makes tmux (scroll-on-clear) copy it into
 // the scrollback first — a stale panel at every redraw.
 func (c *console) erasePanel() {
-	if len(c.drawn) == 0 {
+	if len(c.drawn) == 0 || c.inBackground() {
+		// From the background the panel stays on the screen, forgotten:
+		// moving up would erase the shell's own lines.
 		c.drawn = nil
 		return
 	}
@@ -319,7 +323,7 @@ func (c *console) erasePanel() {
 
 // drawPanel draws the panel below the cursor; c.mu must be held.
 func (c *console) drawPanel() {
-	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground || c.waitLine {
+	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground || c.waitLine || c.inBackground() {
 		return
 	}
 	w := c.termWidth() - 1

@@ -548,15 +548,19 @@ func (s *supervisor) suspend(c *child) time.Duration {
 	if s.kb != nil {
 		s.kb.pause() // restores the terminal's mode
 	}
+	// The console stays taken until the run resumes: under a wrapper the
+	// tool waits for the continue without being stopped (suspend.go), and
+	// what its goroutines would write meanwhile (the agent's output still
+	// in the pipe) waits as it would in a stopped tool.
 	s.con.lock()
 	s.con.clearStatus()
 	s.con.out.Flush()
-	s.con.unlock()
 	s.term.showCursor()
 	s.log.printf("[suspended (SIGTSTP)]")
 	s.log.Flush()
 	stopped := time.Now()
 	stopHere(s.sigs)
+	s.con.unlock()
 	d := time.Since(stopped)
 	s.suspended += d
 	continueTree(pgid, others)
