@@ -566,6 +566,7 @@ func (s *supervisor) suspend(c *child) time.Duration {
 	continueTree(pgid, others)
 	s.sigs.dropQueued(syscall.SIGTSTP)
 	s.log.printf("[resumed after %s]", roundDuration(d))
+	s.log.Flush()
 	if s.kb != nil {
 		s.kb.resume() // only if in the foreground again
 	}

@@ -22,11 +22,13 @@ package main
 //     the default action (on Linux; elsewhere, when it is seen stopped).
 //     One that relays Ctrl+Z and waits for the tool to stop (sudo) catches
 //     it: the tool stops itself then.
-//   - While it so waits, it looks every pollEvery at its group: one that
-//     has become orphaned gets what the kernel gives an orphaned group with
-//     a stopped process (SIGHUP, and a continue); a wrapper that runs
-//     again without a SIGCONT to the tool (kill -CONT of the wrapper alone),
-//     or is gone, continues the run too.
+//   - While it so waits, it looks at its group (every pollInterval until
+//     the wrapper is seen stopped, then every pollEvery): one that has
+//     become orphaned gets what the kernel gives an orphaned group with a
+//     stopped process (SIGHUP, and a continue); a wrapper that runs again
+//     without a SIGCONT to the tool (kill -CONT of the wrapper alone), is
+//     gone, or is not seen stopped within stopLag (the job was continued
+//     before the tool looked), continues the run too.
 
 import (
 	"os"
@@ -75,9 +77,14 @@ func wrapperStops() bool {
 
 // awaitContinue waits, without stopping, until the job is continued
 // (SIGCONT), an ending signal comes (it is queued again for the
-// supervisor), or the wrapper, seen stopped, runs again.
+// supervisor), or the wrapper runs again: once seen stopped, or never seen
+// so within stopLag, which means the job was continued before the tool
+// looked (a bg typed at once, whose SIGCONT the supervisor took before
+// the SIGTSTP: the runtime hands over pending signals by number, and
+// SIGCONT's is lower).
 func awaitContinue(sigs *signals) {
-	tick := time.NewTicker(pollEvery)
+	start := time.Now()
+	tick := time.NewTimer(0)
 	defer tick.Stop()
 	seenStopped := false
 	for {
@@ -101,12 +108,24 @@ func awaitContinue(sigs *signals) {
 			switch {
 			case ok && w.state == 'T':
 				seenStopped = true
-			case seenStopped || !ok:
+			case seenStopped || !ok || time.Since(start) >= stopLag:
 				return
+			}
+			// Often while the wrapper may still be on its way to a stop,
+			// then at the look-around's pace.
+			if seenStopped || time.Since(start) >= stopLag {
+				tick.Reset(pollEvery)
+			} else {
+				tick.Reset(pollInterval)
 			}
 		}
 	}
 }
+
+// stopLag is how long a wrapper that stops on Ctrl+Z by itself may take
+// to be seen stopped: the signal reached it with the tool's, and the tool
+// has stopped the run's processes since.
+const stopLag = time.Second
 
 // requeue puts sig back for the supervisor to handle; the channel is
 // full only if signals come faster than they are handled, and then sig
