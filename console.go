@@ -286,9 +286,15 @@ func (c *console) clearStatus() {
 // of its terminal, where the shell owns the screen; c.mu must be held. The
 // foreground noted with a queued panel may be older than a Ctrl+Z: under a
 // wrapper that leads the job, the shell has the terminal back before the
-// tool suspends, and the tool's goroutines run until it does.
+// tool suspends, and the tool's goroutines run until it does. A terminal
+// that is not the tool's controlling one (no foreground to ask) has no
+// background.
 func (c *console) inBackground() bool {
-	return c.tty != nil && !c.foregroundNow()
+	if c.tty == nil {
+		return false
+	}
+	pg, err := foregroundGroup(c.tty)
+	return err == nil && pg != syscall.Getpgrp()
 }
 
 // erasePanel removes the panel from the screen; c.mu must be held. The
