@@ -282,6 +282,21 @@ func (c *console) clearStatus() {
 	c.held = true
 }
 
+// inBackground reports whether the tool is, right now, in the background
+// of its terminal, where the shell owns the screen; c.mu must be held. The
+// foreground noted with a queued panel may be older than a Ctrl+Z: under a
+// wrapper that leads the job, the shell has the terminal back before the
+// tool suspends, and the tool's goroutines run until it does. A terminal
+// that is not the tool's controlling one (no foreground to ask) has no
+// background.
+func (c *console) inBackground() bool {
+	if c.tty == nil {
+		return false
+	}
+	pg, err := foregroundGroup(c.tty)
+	return err == nil && pg != syscall.Getpgrp()
+}
+
 // erasePanel removes the panel from the screen; c.mu must be held. The
 // cursor is on the line below the panel: it goes up as many rows as the
 // panel's lines take now (a narrower terminal has re-wrapped them), and
@@ -291,7 +306,9 @@ func (c *console) clearStatus() {
 // the whole screen from there makes tmux (scroll-on-clear) copy it into
 // the scrollback first — a stale panel at every redraw.
 func (c *console) erasePanel() {
-	if len(c.drawn) == 0 {
+	if len(c.drawn) == 0 || c.inBackground() {
+		// From the background the panel stays on the screen, forgotten:
+		// moving up would erase the shell's own lines.
 		c.drawn = nil
 		return
 	}
@@ -312,7 +329,7 @@ func (c *console) erasePanel() {
 
 // drawPanel draws the panel below the cursor; c.mu must be held.
 func (c *console) drawPanel() {
-	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground || c.waitLine {
+	if len(c.panel) == 0 || c.drawn != nil || c.held || !c.foreground || c.waitLine || c.inBackground() {
 		return
 	}
 	w := c.termWidth() - 1

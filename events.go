@@ -167,7 +167,7 @@ func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWri
 		case sig := <-sigs.c:
 			switch sig {
 			case syscall.SIGTSTP:
-				raiseHere(syscall.SIGSTOP)
+				stopHere(sigs) // suspend.go: also under a wrapper
 				continue
 			case syscall.SIGCONT:
 				continue

@@ -9,7 +9,9 @@ package main
 // is put in cbreak mode — ICANON and ECHO off, ISIG and OPOST kept, so
 // Ctrl+C and Ctrl+Z still raise signals and output still gets its carriage
 // returns (raw mode would turn them into plain bytes); the previous mode is restored on every exit path
-// and before the tool suspends; keys come from /dev/tty opened with
+// and before the tool suspends, from the foreground (or while the modes are
+// still the keyboard's: see pause), and the previous mode is the one the
+// tool first found in the foreground, never the shell's line editing; keys come from /dev/tty opened with
 // os.OpenFile, which is pollable on Linux, so a pending read can be
 // cancelled with a deadline — its Fd method is never called (that would make
 // it blocking), ioctls go through SyscallConn. Where the terminal cannot be
@@ -29,7 +31,11 @@ import (
 
 // keyboard reads keys from the controlling terminal.
 type keyboard struct {
-	tty   *os.File
+	tty *os.File
+	// saved is the terminal's mode as the tool first found it in the
+	// foreground (nil until then): the modes of a terminal the tool does
+	// not own are the shell's line editing, not the user's (a run started
+	// in the background, or stopped early and sent there with bg).
 	saved *syscall.Termios
 	keys  chan byte
 
@@ -58,12 +64,11 @@ func openKeyboard(stdin any) *keyboard {
 	if err != nil {
 		return nil
 	}
-	saved, err := getTermios(tty)
-	if err != nil {
+	if _, err := getTermios(tty); err != nil {
 		tty.Close()
 		return nil
 	}
-	k := &keyboard{tty: tty, saved: saved, keys: make(chan byte, 16), wake: make(chan struct{}, 1), panicked: make(chan any, 1)}
+	k := &keyboard{tty: tty, keys: make(chan byte, 16), wake: make(chan struct{}, 1), panicked: make(chan any, 1)}
 	k.timedReads = tty.SetReadDeadline(time.Time{}) != nil
 	go func() {
 		defer func() {
@@ -92,6 +97,13 @@ func (k *keyboard) resume() {
 	defer k.mu.Unlock()
 	if k.closed || !k.inForeground() {
 		return
+	}
+	if k.saved == nil {
+		t, err := getTermios(k.tty)
+		if err != nil {
+			return
+		}
+		k.saved = t
 	}
 	if !k.cbreak {
 		t := *k.saved
@@ -133,17 +145,20 @@ func (k *keyboard) active() bool {
 }
 
 // pause stops reading and restores the terminal's mode (before suspending,
-// and at exit).
+// and at exit): from the foreground, or from the background while the
+// modes are still the keyboard's cbreak mode (under a wrapper that leads
+// the job, the shell takes the terminal back while the tool handles
+// Ctrl+Z; bash then puts its own modes back, and a shell that does not
+// would be left without echo). Modes that someone else set since are
+// theirs: readline's, for one, differ from cbreak (ICRNL and VLNEXT off).
 func (k *keyboard) pause() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.paused = true
 	k.tty.SetReadDeadline(time.Now())
 	if k.cbreak {
-		if now, err := getTermios(k.tty); err == nil {
+		if now, err := getTermios(k.tty); err == nil && (*now == k.mode || k.inForeground()) {
 			putModes(k.tty, now, k.saved)
-		} else {
-			setTermios(k.tty, k.saved)
 		}
 		k.cbreak = false
 	}
@@ -186,7 +201,7 @@ func (k *keyboard) read() {
 				// The terminal's ISIG was turned off behind the tool's
 				// back (an agent that opened it by name): the key that
 				// should have been a signal still is one.
-				syscall.Kill(os.Getpid(), sig)
+				raiseKey(sig)
 				continue
 			}
 			select {

@@ -42,6 +42,7 @@ func runRun(env *cliEnv, args []string) error {
 		return err
 	}
 	r.termMode = saveTerminalMode(env.stdin, env.stdout, env.stderr)
+	r.sup.term = r.termMode
 	if !opts.noKeyboard {
 		r.sup.kb = openKeyboard(env.stdin)
 	}

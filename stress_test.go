@@ -6,9 +6,10 @@ package main
 // the iteration's boundary, deletes .lock, scrubs its environment and
 // daemonizes, changes the terminal's modes, leaves orphans) meets a random way of stopping (Ctrl+C once or
 // twice, SIGTERM, SIGHUP, Ctrl+\, Ctrl+Z then fg or bg, the s key, the stop
-// command) after a random delay. Every run must end with the right exit
-// status, the terminal's modes as they were, no process left, no .stop file,
-// and a complete last section in the log.
+// command) after a random delay, the tool run directly or under bash -c.
+// Every run must end with the right exit status, the terminal's modes as
+// they were, no process left, no .stop file, and a complete last section
+// in the log.
 //
 // It runs when CLAUDE_ITERATE_STRESS is set (.ci/run sets it), as
 // CLAUDE_ITERATE_STRESS=N runs (default 50); CLAUDE_ITERATE_STRESS_SEED
@@ -62,6 +63,14 @@ for i in 1 2; do (sh -c 'echo $$ > long.'$i'.tmp; mv long.'$i'.tmp long.'$i'; ex
 while [ ! -e long.1 ] || [ ! -e long.2 ]; do sleep 0.01; done
 `
 
+// stressLaunchers are the ways the tool is started at the shell's prompt,
+// as a format of its command line: directly, so that it leads its job, or
+// under a wrapper that leads it (its exit status is the tool's).
+var stressLaunchers = []struct{ name, line string }{
+	{"direct", "%s"},
+	{"under bash -c", "bash -c ''%s; exit $?''"},
+}
+
 // stressAction is a way of stopping and what it must end in.
 type stressAction struct {
 	name   string
@@ -79,8 +88,8 @@ var stressActions = []stressAction{
 	{"sigterm", "signal tool.pid SIGTERM\ncp empty go\n", 143, `stopped: interrupted \(SIGTERM\)`},
 	{"sighup", "signal tool.pid SIGHUP\ncp empty go\n", 129, `stopped: interrupted \(SIGHUP\)`},
 	{"ctrl-backslash", "term key ^\\\n", 131, `stopped: interrupted \(SIGQUIT\)`},
-	{"suspend-fg", "term key ^Z\nterm wait 'Stopped +claude-iterate'\nterm type fg\nterm wait 'claude-iterate run task.*\\r\\n'\nterm foreground tool.pid\nterm key ^C\nterm wait Interrupted\ncp empty go\n", 130, `stopped: interrupted \(SIGINT\)`},
-	{"suspend-bg", "term key ^Z\nterm wait 'Stopped +claude-iterate'\nterm type bg\nterm wait 'claude-iterate run task.* &'\nsignal tool.pid SIGTERM\ncp empty go\nterm type 'wait %1'\n", 143, `stopped: interrupted \(SIGTERM\)`},
+	{"suspend-fg", "term key ^Z\nterm wait 'Stopped +(bash -c .)?claude-iterate'\nterm type fg\nterm wait 'claude-iterate run task.*\\r\\n'\nterm foreground tool.pid\nterm key ^C\nterm wait Interrupted\ncp empty go\n", 130, `stopped: interrupted \(SIGINT\)`},
+	{"suspend-bg", "term key ^Z\nterm wait 'Stopped +(bash -c .)?claude-iterate'\nterm type bg\nterm wait 'claude-iterate run task.* &'\nsignal tool.pid SIGTERM\ncp empty go\nterm type 'wait %1'\n", 143, `stopped: interrupted \(SIGTERM\)`},
 	{"s-key", "term key s\nterm wait 'Stop requested'\ncp empty go\n", 0, `stopped: stop requested \(keyboard\)`},
 	{"stop-command", "exec claude-iterate stop task\ncp empty go\n", 0, `stopped: stop requested \(file\)`},
 }
@@ -132,13 +141,17 @@ func stressScript(seed uint64) string {
 	agent := names[rng.IntN(len(names))]
 	action := stressActions[rng.IntN(len(stressActions))]
 	delay := rng.IntN(300)
+	// Drawn last, so that a seed keeps the agent, action and delay it
+	// had before wrappers (issue 34): the tool run directly, or under a
+	// wrapper that then leads the job.
+	launcher := stressLaunchers[rng.IntN(len(stressLaunchers))]
 	var b strings.Builder
-	fmt.Fprintf(&b, "# seed %d: agent %s, action %s after %d ms\n", seed, agent, action.name, delay)
+	fmt.Fprintf(&b, "# seed %d: agent %s, action %s after %d ms, %s\n", seed, agent, action.name, delay, launcher.name)
 	b.WriteString("env FAKE_CLAUDE=fake.txt\n")
 	b.WriteString("exec claude-iterate init task --instructions task.md\n")
 	b.WriteString("term start\n")
 	b.WriteString("term type 'stty -g > before.txt'\n")
-	b.WriteString("term type 'claude-iterate run task -v --no-delay -m 1 --interrupt-grace 1s'\n")
+	fmt.Fprintf(&b, "term type '%s'\n", fmt.Sprintf(launcher.line, "claude-iterate run task -v --no-delay -m 1 --interrupt-grace 1s"))
 	b.WriteString("term wait 'AGENT READY'\n")
 	b.WriteString("waitfile tool.pid\n")
 	b.WriteString(stressChecks[agent][0])
@@ -147,12 +160,14 @@ func stressScript(seed uint64) string {
 	fmt.Fprintf(&b, "exec sleep %d.%03d\n", delay/1000, delay%1000)
 	b.WriteString(action.steps)
 	fmt.Fprintf(&b, "term status %d\n", action.status)
-	b.WriteString("gone agent.pid\n")
+	// Under a wrapper that died of the signal (Ctrl+\), the shell is back
+	// before the tool has ended.
+	b.WriteString("gone agent.pid tool.pid\n")
 	if agent == "daemon" {
 		b.WriteString("gone daemon.pid gc.pid\n")
 	}
-	b.WriteString("term type 'stty -g > after.txt; echo SAVED'\n")
-	b.WriteString("term wait '\\nSAVED\\r'\n")
+	b.WriteString("term type 'stty -g > after.txt; echo SAVED-\"0\"'\n")
+	b.WriteString("term wait 'SAVED-0\\r'\n")
 	b.WriteString("cmp before.txt after.txt\n")
 	b.WriteString(stressChecks[agent][1])
 	b.WriteString("! exists claude-iterate/workspaces/task/.stop\n")

@@ -19,10 +19,15 @@ package main
 //     after-result watchdog all resume where they were.
 //   - The hang protections (iteration timeout, idle timeout, the agent
 //     still running after its result) use the SIGTERM-then-SIGKILL path.
-//   - Ctrl+Z: restore the terminal, stop every process of the run (sweep.go),
-//     then stop the tool with SIGSTOP (a self-sent SIGTSTP is dropped by the
-//     Go runtime's handler). On continue: resume them all, and re-enter
-//     cbreak mode only if in the foreground again. A SIGTSTP that reaches a
+//   - Ctrl+Z: stop every process of the run (sweep.go), restore the
+//     terminal (from the foreground, or while its modes are still the
+//     keyboard's: keyboard.pause), then stop the tool (suspend.go: with SIGSTOP, a
+//     self-sent SIGTSTP is dropped by the Go runtime's handler; under a
+//     wrapper, by waiting for the SIGCONT). Under a wrapper that leads the
+//     job (bash -c, a script, make), the wrapper stops at once and the
+//     shell takes the terminal back meanwhile: no terminal call of the
+//     tool may stop it there (withoutTTOU). On continue: resume them all,
+//     and re-enter cbreak mode only if in the foreground again. A SIGTSTP that reaches a
 //     tool whose process group is orphaned (started under setsid, no job
 //     control shell) is ignored, as the kernel would: nobody could continue
 //     it. Ctrl+Z pressed twice before the tool stopped suspends it once.
@@ -68,6 +73,9 @@ const (
 type supervisor struct {
 	sigs *signals
 	kb   *keyboard // nil without a keyboard
+	// term is the terminal's saved modes, whose cursor Ctrl+Z shows; nil
+	// without a terminal.
+	term *savedMode
 	con  *console
 	log  *runLog
 
@@ -529,27 +537,37 @@ func (s *supervisor) suspend(c *child) time.Duration {
 		s.log.Flush()
 		return 0
 	}
-	if s.kb != nil {
-		s.kb.pause() // restores the terminal's mode
-	}
-	s.con.lock()
-	s.con.clearStatus()
-	s.con.out.Flush()
-	s.con.unlock()
-	s.log.printf("[suspended (SIGTSTP)]")
-	s.log.Flush()
+	// Every process of the run stops first, before anything touches the
+	// terminal: under a wrapper that leads the job (bash -c, a script,
+	// make), the shell has the terminal back already, and nothing the
+	// terminal does to the tool may leave the agent running on.
 	pgid := 0
 	if c != nil {
 		pgid = c.pgid
 	}
 	others := stopTree(pgid)
+	if s.kb != nil {
+		s.kb.pause() // restores the terminal's mode
+	}
+	// The console stays taken until the run resumes: under a wrapper the
+	// tool waits for the continue without being stopped (suspend.go), and
+	// what its goroutines would write meanwhile (the agent's output still
+	// in the pipe) waits as it would in a stopped tool.
+	s.con.lock()
+	s.con.clearStatus()
+	s.con.out.Flush()
+	s.term.showCursor()
+	s.log.printf("[suspended (SIGTSTP)]")
+	s.log.Flush()
 	stopped := time.Now()
-	raiseHere(syscall.SIGSTOP)
+	stopHere(s.sigs)
+	s.con.unlock()
 	d := time.Since(stopped)
 	s.suspended += d
 	continueTree(pgid, others)
 	s.sigs.dropQueued(syscall.SIGTSTP)
 	s.log.printf("[resumed after %s]", roundDuration(d))
+	s.log.Flush()
 	if s.kb != nil {
 		s.kb.resume() // only if in the foreground again
 	}

@@ -10,7 +10,8 @@ package main
 // background the change would stop the tool with SIGTTOU); a Ctrl+C, Ctrl+\
 // or Ctrl+Z the keyboard reads as a plain key, before that, is still the
 // signal; and at exit the modes at the start come back, with a visible
-// cursor (an agent writing escapes to the terminal may have hidden it).
+// cursor (an agent writing escapes to the terminal may have hidden it),
+// which Ctrl+Z shows too.
 
 import (
 	"os"
@@ -29,12 +30,12 @@ func keepTerminalMode(kb *keyboard, saved *savedMode) {
 }
 
 // honourStopKeys reads what was typed on terminal f and not read yet (no
-// one else reads it: the keyboard is off), and raises SIGINT or SIGQUIT
-// for a byte that is t's VINTR or VQUIT character. The terminal, whose
-// modes are now, is first put in non-canonical mode with nothing to wait
-// for (VMIN 0, VTIME 0): a line not ended is then readable, and the read
-// returns at once. The caller puts the run's modes back after. A Ctrl+Z
-// typed then is dropped, as queued ones are after a resume.
+// one else reads it: the keyboard is off), and raises SIGINT, SIGQUIT or
+// SIGTSTP for a byte that is t's VINTR, VQUIT or VSUSP character
+// (raiseKey). The terminal, whose modes are now, is first put in
+// non-canonical mode with nothing to wait for (VMIN 0, VTIME 0): a line
+// not ended is then readable, and the read returns at once. The caller
+// puts the run's modes back after.
 func honourStopKeys(f *os.File, now, t *syscall.Termios) {
 	peek := *now
 	peek.Lflag &^= syscall.ICANON
@@ -55,11 +56,20 @@ func honourStopKeys(f *os.File, now, t *syscall.Termios) {
 		})
 	})
 	for _, b := range buf[:max(n, 0)] {
-		if sig, ok := keySignal(b, t); ok && sig != syscall.SIGTSTP {
-			syscall.Kill(os.Getpid(), sig)
+		if sig, ok := keySignal(b, t); ok {
+			raiseKey(sig)
 			return
 		}
 	}
+}
+
+// raiseKey sends sig, read as a key while the terminal's ISIG was off, to
+// the tool's process group, as the terminal sends a signal key to its
+// foreground group (the tool reads keys from the foreground only): under a
+// wrapper that leads the job (bash -c, a script, make), the wrapper gets
+// it too, so that a Ctrl+Z stops it and the shell sees the job stopped.
+func raiseKey(sig syscall.Signal) {
+	syscall.Kill(-syscall.Getpgrp(), sig)
 }
 
 // keySignal is the signal key b stands for in the terminal modes t (its
@@ -80,20 +90,27 @@ func keySignal(b byte, t *syscall.Termios) (syscall.Signal, bool) {
 	return 0, false
 }
 
-// restoreAtExit puts back the terminal modes of the start and makes the
-// cursor visible, from the foreground only, and not on a plain terminal
-// (TERM=dumb or NO_COLOR), which gets no escape from the tool.
+// restoreAtExit puts back the terminal modes of the start (from the
+// foreground only) and makes the cursor visible.
 func (m *savedMode) restoreAtExit() {
 	if m == nil {
 		return
 	}
 	m.restore()
-	if os.Getenv("TERM") == "dumb" || os.Getenv("NO_COLOR") != "" {
+	m.showCursor()
+}
+
+// showCursor makes the cursor visible, at exit and when the run is
+// suspended: an agent writing escapes to the terminal may have hidden it.
+// It does so from the background too (a run ended there after bg), where
+// the shell owns the terminal and wants its cursor, and with tostop set
+// without being stopped by the write (withoutTTOU); not on a plain
+// terminal (TERM=dumb or NO_COLOR), which gets no escape from the tool.
+func (m *savedMode) showCursor() {
+	if m == nil || os.Getenv("TERM") == "dumb" || os.Getenv("NO_COLOR") != "" {
 		return
 	}
-	if pg, err := foregroundGroup(m.f); err == nil && pg == syscall.Getpgrp() {
-		m.f.WriteString("\x1b[?25h")
-	}
+	withoutTTOU(func() { m.f.WriteString("\x1b[?25h") })
 }
 
 // putModes sets want on terminal f, whose modes are now. When now has ISIG

@@ -38,15 +38,19 @@ func getTermios(f *os.File) (*syscall.Termios, error) {
 	return &t, nil
 }
 
-// setTermios sets f's terminal mode at once.
+// setTermios sets f's terminal mode at once. It never stops the tool
+// (withoutTTOU): from the background the change goes through, so the
+// caller checks the foreground first.
 func setTermios(f *os.File, t *syscall.Termios) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var errno syscall.Errno
-	err = rc.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(ioctlSetTermios), uintptr(unsafe.Pointer(t)))
+	withoutTTOU(func() {
+		err = rc.Control(func(fd uintptr) {
+			_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(ioctlSetTermios), uintptr(unsafe.Pointer(t)))
+		})
 	})
 	if err != nil {
 		return err
@@ -79,25 +83,47 @@ func foregroundGroup(f *os.File) (int, error) {
 
 // savedMode is a terminal's mode saved when a run starts, to restore at its
 // end whether or not the keyboard was read: a program that changed it
-// (stty) must not leave the user's shell broken.
+// (stty) must not leave the user's shell broken. It is the mode the tool
+// first finds in the foreground: in the background, the terminal's modes
+// are the shell's line editing (a run started with &, or stopped before it
+// started and sent on with bg), which are not the user's.
 type savedMode struct {
 	f *os.File
-	t *syscall.Termios
+	t *syscall.Termios // nil until the tool is first in the foreground
 }
 
-// saveTerminalMode saves the mode of the first of files that is a terminal,
-// or returns nil.
+// saveTerminalMode saves the mode of the first of files that is a terminal
+// (from the foreground only: see savedMode), or returns nil.
 func saveTerminalMode(files ...any) *savedMode {
 	for _, v := range files {
 		f, ok := v.(*os.File)
 		if !ok {
 			continue
 		}
-		if t, err := getTermios(f); err == nil {
-			return &savedMode{f: f, t: t}
+		if isTerminal(f) {
+			m := &savedMode{f: f}
+			m.capture()
+			return m
 		}
 	}
 	return nil
+}
+
+// capture saves the terminal's mode if none is saved yet and the tool is
+// in the foreground, and reports whether one is saved.
+func (m *savedMode) capture() bool {
+	if m.t != nil {
+		return true
+	}
+	if pg, err := foregroundGroup(m.f); err != nil || pg != syscall.Getpgrp() {
+		return false
+	}
+	t, err := getTermios(m.f)
+	if err != nil {
+		return false
+	}
+	m.t = t
+	return true
 }
 
 // restore sets the saved mode back if it changed, and only from the
@@ -109,7 +135,7 @@ func (m *savedMode) restore() { m.put(false) }
 // stop key typed while something had ISIG off is first honoured
 // (honourStopKeys).
 func (m *savedMode) put(honour bool) {
-	if m == nil {
+	if m == nil || !m.capture() {
 		return
 	}
 	now, err := getTermios(m.f)

@@ -31,3 +31,9 @@ func flushInput(f *os.File) {
 // macOS (VMIN 0, VTIME 1), and the tool checks the foreground before it
 // reads; the SIGTTIN block is Linux's (see termios_linux.go).
 func withoutTTIN(fn func()) { fn() }
+
+// withoutTTOU runs fn: the SIGTTOU block is Linux's (see termios_linux.go);
+// here every change of the terminal's modes rests on the foreground check
+// before it, and a move to the background between the two stops the tool
+// until fg, as it did before.
+func withoutTTOU(fn func()) { fn() }
