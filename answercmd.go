@@ -8,7 +8,10 @@ package main
 // answer file, which the run takes, replacing an answer no run has taken
 // yet; answering when no question is pending is an error; of two answers
 // at once, both land, the second replacing the first (the lock of
-// ANSWERS.md, writelock.go, held for the whole update).
+// ANSWERS.md, writelock.go, held for the whole update); a run takes an
+// answer under the same lock, and the question is checked again under it:
+// an answer given once a run has taken one to the same question is
+// refused, never left to be given again.
 
 import (
 	"bytes"
@@ -30,8 +33,9 @@ the default) goes on at once; if no run is going on, the next run gives
 the answer to the agent. Either way the next iteration's prompt carries the
 question and the answer, and both are appended, with the time, to the
 workspace's ANSWERS.md. An answer no run has taken yet may be replaced: the
-last one given goes to the agent. A question once answered is not waited
-on again unless the agent asks it again in a later iteration.
+last one given goes to the agent; once a run has taken it, the question is
+no longer pending, and a later answer is refused. A question once answered
+is not waited on again unless the agent asks it again in a later iteration.
 'claude-iterate status <ws>' and 'watch' show the pending question. Without
 <workspace>, answers the ralph-mode run ('run --prompt') of the current
 directory.
@@ -87,6 +91,15 @@ func runAnswer(env *cliEnv, args []string) error {
 		return fmt.Errorf("cannot update %s: %w", relPath(env.projectRoot, w.answersPath()), unwrapPathError(err))
 	}
 	defer unlock()
+	// A run takes an answer under this lock (questionDesk.take): the
+	// question seen pending above may have been answered and taken since.
+	now, err := w.questionsNow()
+	if err != nil {
+		return err
+	}
+	if now == nil || now.Pending == "" || now.Hash != q.Hash {
+		return questionGoneError(w, label, q.Hash, now, relPath(env.projectRoot, w.answersPath()))
+	}
 	earlier, _ := readAnswer(w)
 	replaces := earlier != nil && earlier.Hash == q.Hash
 	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
@@ -108,6 +121,24 @@ func runAnswer(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "No run is going on: the next run gives it to the agent\n")
 	}
 	return nil
+}
+
+// questionGoneError refuses an answer to the question of hash h, pending
+// when the command started and no longer (now: the questions as they are
+// now): a run took an answer to it meanwhile, or the agent withdrew it or
+// asked another. answers is ANSWERS.md, as shown.
+func questionGoneError(w *workspace, label, h string, now *questionState, answers string) error {
+	status := wsCommand(w, "status")
+	switch {
+	case now != nil && now.Pending != "":
+		return withHint(fmt.Errorf("the question changed meanwhile: the agent now asks: %s; this answer is not saved", clip(oneLine(now.Pending), 300)),
+			"answer the new question with %s", answerCommand(w))
+	case now.answered(h):
+		return withHint(errors.New("the question was answered, and the run took the answer meanwhile: this answer is not saved"),
+			"the agent has the earlier answer (in %s); if it asks again, answer then ('%s' shows a pending question)", answers, status)
+	}
+	return withHint(fmt.Errorf("no question is pending in workspace %s any more (the agent withdrew it): this answer is not saved", label),
+		"'%s' shows a pending question", status)
 }
 
 // appendAnswers appends a question and its answer to ANSWERS.md (0600);

@@ -86,17 +86,36 @@ func (c *statusCopy) setStat(fi fs.FileInfo) {
 	}
 }
 
+// statOnly is the file at path as a stat sees it: a copy of its identity,
+// size and modification time, not of its content (nothing if it cannot be
+// stat'ed).
+func statOnly(path string) statusCopy {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return statusCopy{}
+	}
+	c := statusCopy{exists: true}
+	c.setStat(fi)
+	return c
+}
+
 // sameStat reports whether fi describes the file c was read from, as it
 // was then.
 func (c statusCopy) sameStat(fi fs.FileInfo) bool {
-	var s statusCopy
+	s := statusCopy{exists: true}
 	s.setStat(fi)
-	return c.exists && c.dev == s.dev && c.ino == s.ino && c.size == s.size && c.mod.Equal(s.mod)
+	return c.exists && c.sameID(s)
+}
+
+// sameID reports whether a and b are the same file (or both none) with the
+// same size and modification time: whether it changed, without a read.
+func (c statusCopy) sameID(b statusCopy) bool {
+	return c.exists == b.exists && c.dev == b.dev && c.ino == b.ino && c.size == b.size && c.mod.Equal(b.mod)
 }
 
 // same reports whether a and b are the same content of the same file.
 func (c statusCopy) same(b statusCopy) bool {
-	return c.exists == b.exists && c.dev == b.dev && c.ino == b.ino && c.size == b.size && c.mod.Equal(b.mod) && c.sum == b.sum
+	return c.sameID(b) && c.sum == b.sum
 }
 
 // statusLedger is what a run knows of .status.json between iterations.

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -205,6 +206,9 @@ func TestReadRegularFileInfo(t *testing.T) {
 		got, fi, err := readRegularFileInfo(path, 1<<20)
 		if err != nil || string(got) != string(want) || fi.Size() != int64(size) {
 			t.Errorf("readRegularFileInfo of %d bytes = %d bytes, %v", size, len(got), err)
+		}
+		if want, err := os.Stat(path); err != nil || fi == nil || !fi.ModTime().Equal(want.ModTime()) || fi.Sys().(*syscall.Stat_t).Ino != want.Sys().(*syscall.Stat_t).Ino || !fi.Mode().IsRegular() {
+			t.Errorf("readRegularFileInfo's stat %+v is not os.Stat's %+v", fi, want)
 		}
 		if _, _, err := readRegularFileInfo(path, int64(size)-1); size > 0 && err == nil {
 			t.Errorf("readRegularFileInfo of %d bytes, capped at %d: no error", size, size-1)

@@ -251,7 +251,7 @@ func (r *runner) report(rec *iterationRecord, stderrTail string) {
 	r.log.printf("Cost: $%.4f", rec.CostUSD)
 	r.log.printf("")
 	r.log.Flush()
-	r.live.recorded(rec, r.count.totals, r.elapsed())
+	r.live.recorded(rec, r.count.totals, r.elapsed(), r.checks.status.last) // as judge read it after the iteration
 }
 
 // toolsText is "Bash 3, Edit 2", naming at most max tools (0: all).

@@ -177,6 +177,7 @@ type liveConfig struct {
 	opts     *runOptions
 	events   *eventWriter
 	run      string
+	status   statusCopy // .status.json as the run read it at its start
 }
 
 // newLive makes a run's live view, once the run is set up and the
@@ -194,7 +195,7 @@ func newLive(lc liveConfig) *live {
 	l.opts = panelOpts{color: lc.con.color, oneLine: lc.con.level == outputVerbose}
 	sw := lc.cfg.StatusWatch
 	l.status = newStatusWatch(lc.ws.statusPath(), sw.Debounce, sw.OnlyMeaningful)
-	if ts, ok := l.status.prime(); ok {
+	if ts, ok := l.status.prime(lc.status); ok {
 		l.setTasks(ts)
 	}
 	l.pub.statusNotify = sw.Enabled
@@ -438,14 +439,15 @@ func (l *live) stateDirty() bool {
 }
 
 // recorded: an iteration's record is made; totals are the run's, with it.
-// The iteration has ended: .status.json is looked at once more, and a
-// change goes out before the iteration's events.
-func (l *live) recorded(rec *iterationRecord, totals workTotals, elapsed time.Duration) {
+// The iteration has ended: .status.json is looked at once more, in after,
+// the copy the iteration's judgement read, and a change goes out before
+// the iteration's events.
+func (l *live) recorded(rec *iterationRecord, totals workTotals, elapsed time.Duration, after statusCopy) {
 	if l == nil {
 		return
 	}
 	now := time.Now()
-	if msg, ts, ok := l.status.final(now); ok {
+	if msg, ts, ok := l.status.final(now, after); ok {
 		l.statusChanged(msg, ts, now)
 	}
 	l.mu.Lock()

@@ -102,7 +102,7 @@ func (r *runner) startLive() {
 	r.live = newLive(liveConfig{
 		con: r.con, log: r.log, ws: r.ws, mode: r.mode, start: r.start, max: r.maxIterations,
 		keyboard: r.sup.kb != nil, root: r.env.projectRoot, cfg: r.cfg, opts: r.opts,
-		events: r.events, run: r.lock.record.RunID,
+		events: r.events, run: r.lock.record.RunID, status: r.checks.status.start,
 	})
 	r.side = &sideRunner{sup: r.sup, con: r.con, log: r.log, live: r.live, lock: r.lock,
 		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}

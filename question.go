@@ -19,7 +19,11 @@ package main
 //     leaves the answer in the workspace's answer file, replacing one no
 //     run has taken yet. The run takes it — while it waits, or at the
 //     start of the next run — into the next iteration's prompt, clears the
-//     pending question and records its hash as answered.
+//     pending question and records its hash as answered. Both hold the
+//     update lock of ANSWERS.md (writelock.go): the answer command checks
+//     under it that the question is still pending, and the run reads,
+//     removes and records under it; an answer to a question answered and
+//     no longer pending is never given.
 //   - reset forgets the questions: pending, answered, and an answer not
 //     taken.
 //   - Every question and every answer is an event (question, answered).
@@ -105,6 +109,21 @@ func (w *workspace) pendingQuestion() *questionState {
 		return q
 	}
 	return nil
+}
+
+// questionsNow are the questions as the metadata file says them now (a
+// run may have changed them since w was opened), nil if none.
+func (w *workspace) questionsNow() (*questionState, error) {
+	path := w.metadataPath()
+	data, err := readRegularFile(path, metadataCap)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+	}
+	m, err := parseMetadata(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return m.Question, nil
 }
 
 // questionWaits reports whether w's pending question waits for an
@@ -227,8 +246,22 @@ func (d *questionDesk) stopEnding(q string) *ending {
 
 // take takes the answer file's answer into the next prompt; it reports
 // whether it did. It clears the pending question it answers, and records
-// the question as answered.
+// the question as answered. The answer is read, removed and the metadata
+// written under the update lock of ANSWERS.md, which the answer command
+// holds to check that the question is pending and to save its answer: an
+// answer given meanwhile either replaces this one before it is taken, or
+// finds the question answered and taken and is refused. An answer to a
+// question answered before and no longer pending is not given again.
 func (d *questionDesk) take() bool {
+	if a, err := readAnswer(d.ws); err == nil && a == nil {
+		return false // no answer: no lock to take
+	}
+	unlock, err := lockMaking(d.ws.answersPath(), 0o600)
+	if err != nil {
+		d.con.errorf("warning: the answer is not taken: %v", lockedUpdateError(d.ws.answersPath(), err))
+		return false
+	}
+	defer unlock()
 	a, err := readAnswer(d.ws)
 	if err != nil {
 		d.con.errorf("warning: reading the answer: %v", unwrapPathError(err))
@@ -248,6 +281,10 @@ func (d *questionDesk) take() bool {
 	if m.Question == nil {
 		m.Question = &questionState{}
 	}
+	if a.Hash != m.Question.Hash && m.Question.answered(a.Hash) {
+		d.log.printf("[an answer to a question answered before and no longer pending, not given: %s]", clip(oneLine(a.Answer), 300))
+		return false
+	}
 	if !m.Question.answered(a.Hash) {
 		m.Question.Answered = append(m.Question.Answered, a.Hash)
 		if n := len(m.Question.Answered); n > maxAnswered {
@@ -258,7 +295,11 @@ func (d *questionDesk) take() bool {
 		m.Question.Pending, m.Question.Hash, m.Question.AskedAt = "", "", nil
 	}
 	d.notes.answers = append(d.notes.answers, *a)
-	d.save()
+	// Written now, before the lock is let go, not at the run's pace: the
+	// answer command reads it under the lock.
+	if err := d.ws.saveSync(false); err != nil && !isGone(err) {
+		d.con.errorf("warning: saving the metadata: %v", unwrapPathError(err))
+	}
 	d.log.printf("ANSWER (to %q): %s", clip(a.Question, 200), a.Answer)
 	d.con.progressf("Answer taken: it goes to the next iteration")
 	d.live.answered(a.Question, a.Answer)

@@ -26,10 +26,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // The caps per kind of file: far above what a real file holds, far below
@@ -109,6 +111,13 @@ func fileKind(fi fs.FileInfo) string {
 // poller's registration (refused for regular files), a finalizer and a
 // growing read buffer to each.
 func readRegularFile(path string, max int64) ([]byte, error) {
+	var st syscall.Stat_t
+	return readRegularStat(path, max, &st)
+}
+
+// readRegularStat is readRegularFile that fills st with what fstat says of
+// the descriptor it read.
+func readRegularStat(path string, max int64, st *syscall.Stat_t) ([]byte, error) {
 	if err := statRegular(path); err != nil {
 		return nil, err
 	}
@@ -117,8 +126,7 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	if err := syscall.Fstat(fd, st); err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG { // swapped since the Stat
@@ -281,35 +289,26 @@ func readStream(r io.Reader, max int64) ([]byte, error) {
 // readRegularFileInfo is readRegularFile that also returns what fstat says
 // of the descriptor read (identity, size, modification time), so that the
 // two describe the same file: the before-and-after look at .status.json
-// (evidence.go). As readFD, a read that comes short with the size fstat
-// gave read it all.
+// (evidence.go). It is readRegularFile's path, system calls and all.
 func readRegularFileInfo(path string, max int64) ([]byte, fs.FileInfo, error) {
-	f, fi, err := openRegular(path)
+	fi := &fdInfo{name: filepath.Base(path)}
+	data, err := readRegularStat(path, max, &fi.st)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
-	size := fi.Size()
-	if size > max {
-		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
-	}
-	data := make([]byte, 0, size+1) // +1: the read that finds it grew since
-	for int64(len(data)) <= max {
-		if len(data) == cap(data) {
-			data = slices.Grow(data, int(min(max+1, 2*int64(cap(data))))-len(data))
-		}
-		want := min(int64(cap(data)), max+1) - int64(len(data))
-		n, err := f.Read(data[len(data) : int64(len(data))+want])
-		data = data[:len(data)+n]
-		if err == io.EOF || (int64(n) < want && int64(len(data)) == size) {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	if int64(len(data)) > max {
-		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
-	}
 	return data, fi, nil
 }
+
+// fdInfo is what fstat said of a regular file read, as an fs.FileInfo; Sys
+// is the *syscall.Stat_t, as os.Stat's is.
+type fdInfo struct {
+	name string
+	st   syscall.Stat_t
+}
+
+func (i *fdInfo) Name() string       { return i.name }
+func (i *fdInfo) Size() int64        { return i.st.Size }
+func (i *fdInfo) Mode() fs.FileMode  { return fs.FileMode(i.st.Mode & 0o777) } // a regular file
+func (i *fdInfo) ModTime() time.Time { return statModTime(&i.st) }
+func (i *fdInfo) IsDir() bool        { return false }
+func (i *fdInfo) Sys() any           { return &i.st }

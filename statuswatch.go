@@ -6,13 +6,15 @@ package main
 // a stat, and a read only when the file changed; a change is read once the
 // file has not changed for the debounce time (the agent may write it in
 // several steps); when an iteration ends, the file is looked at once more
-// (final), at once, before the iteration's events go out; a file that does not parse is skipped until it changes
+// (final), at once, before the iteration's events go out, in the copy the
+// iteration's judgement read (no stat nor read of its own: one stat and at
+// most one read per iteration in all); a file that does not parse is
+// skipped until it changes
 // again; with notifyOnlyMeaningful, a change of lastUpdated alone is not a
 // change. Messages read "35/60 items (+5) - Migrated the user endpoints",
 // with "✅ Complete!" when the task turns complete.
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -23,7 +25,8 @@ import (
 // statusPollInterval is how often .status.json is looked at.
 const statusPollInterval = time.Second
 
-// fileStamp tells whether a file changed, without reading it.
+// fileStamp tells whether a file changed, without reading it (the git and
+// watch views; the status watch has statusCopy's identity).
 type fileStamp struct {
 	exists bool
 	mod    time.Time
@@ -50,31 +53,27 @@ type statusWatch struct {
 	onlyMeaningful bool
 
 	nextStat time.Time
-	seen     fileStamp
-	settleAt time.Time // a change waits to settle until then (zero: none)
-	known    bool      // last and lastData hold the last status reported
-	last     taskStatus
-	lastData []byte
+	// seen is the file as last looked at: read, or only stat'ed (a change
+	// settling, or one that could not be read), then without its content.
+	seen     statusCopy
+	settleAt time.Time  // a change waits to settle until then (zero: none)
+	known    bool       // last holds the last status reported
+	last     statusCopy // parsed
 }
 
 func newStatusWatch(path string, debounce time.Duration, onlyMeaningful bool) *statusWatch {
 	return &statusWatch{path: path, debounce: debounce, onlyMeaningful: onlyMeaningful}
 }
 
-// prime reads the file as it is when the run starts: the baseline, which
-// is not a change.
-func (w *statusWatch) prime() (taskStatus, bool) {
-	w.seen = stampOf(w.path)
-	data, err := readRegularFile(w.path, agentFileCap)
-	if err != nil {
+// prime takes c, the file as the run read it at its start (the ledger's
+// copy, evidence.go), as the baseline, which is not a change.
+func (w *statusWatch) prime(c statusCopy) (taskStatus, bool) {
+	w.seen = c
+	if !c.parsed {
 		return taskStatus{}, false
 	}
-	ts, err := parseStatusJSON(data)
-	if err != nil {
-		return taskStatus{}, false
-	}
-	w.known, w.last, w.lastData = true, ts, data
-	return ts, true
+	w.known, w.last = true, c
+	return c.status, true
 }
 
 // poll looks at the file; ok reports a change worth telling, with its
@@ -84,7 +83,7 @@ func (w *statusWatch) poll(now time.Time) (msg string, ts taskStatus, ok bool) {
 		return "", taskStatus{}, false
 	}
 	w.nextStat = now.Add(statusPollInterval)
-	if s := stampOf(w.path); s != w.seen {
+	if s := statOnly(w.path); !s.sameID(w.seen) {
 		w.seen = s
 		if !s.exists {
 			w.settleAt = time.Time{}
@@ -95,60 +94,56 @@ func (w *statusWatch) poll(now time.Time) (msg string, ts taskStatus, ok bool) {
 	if w.settleAt.IsZero() || now.Before(w.settleAt) {
 		return "", taskStatus{}, false
 	}
-	return w.take()
+	w.settleAt = time.Time{}
+	c, err := readStatusCopy(w.path)
+	if err != nil {
+		return "", taskStatus{}, false // not read again until it changes
+	}
+	w.seen = c
+	return w.take(c)
 }
 
-// final is the look at the file when an iteration has ended: its agent
-// writes no more, so a change since the last look is read at once, the
-// debounce not waited for. It costs a stat, and a read only after a
-// change; ok reports a change worth telling, as poll does.
-func (w *statusWatch) final(now time.Time) (msg string, ts taskStatus, ok bool) {
+// final is the look at the file when an iteration has ended, at after:
+// the copy the iteration's judgement read (evidence.go), so that the look
+// costs no stat nor read of its own. Its agent writes no more, so a change
+// since the last look is told at once, the debounce not waited for; ok
+// reports a change worth telling, as poll does.
+func (w *statusWatch) final(now time.Time, after statusCopy) (msg string, ts taskStatus, ok bool) {
 	if w == nil {
 		return "", taskStatus{}, false
 	}
 	w.nextStat = now.Add(statusPollInterval)
-	s := stampOf(w.path)
-	if s == w.seen && w.settleAt.IsZero() {
+	if after.same(w.seen) && w.settleAt.IsZero() {
 		return "", taskStatus{}, false
 	}
-	w.seen = s
-	if !s.exists {
-		w.settleAt = time.Time{}
+	w.seen, w.settleAt = after, time.Time{}
+	if !after.exists {
 		return "", taskStatus{}, false
 	}
-	return w.take()
+	return w.take(after)
 }
 
-// take reads a changed file; ok reports a change worth telling.
-func (w *statusWatch) take() (msg string, ts taskStatus, ok bool) {
-	w.settleAt = time.Time{}
-	data, err := readRegularFile(w.path, agentFileCap)
-	if err != nil {
-		return "", taskStatus{}, false
-	}
-	ts, err = parseStatusJSON(data)
-	if err != nil {
-		return "", taskStatus{}, false
-	}
-	if w.known && !w.changed(ts, data) {
+// take takes c, the file as read after a change; ok reports a change worth
+// telling.
+func (w *statusWatch) take(c statusCopy) (msg string, ts taskStatus, ok bool) {
+	if !c.parsed || (w.known && !w.changed(c)) {
 		return "", taskStatus{}, false
 	}
 	var prev *taskStatus
 	if w.known {
-		p := w.last
+		p := w.last.status
 		prev = &p
 	}
-	w.known, w.last, w.lastData = true, ts, data
-	return statusMessage(prev, ts), ts, true
+	w.known, w.last = true, c
+	return statusMessage(prev, c.status), c.status, true
 }
 
-// changed reports whether ts (read from data) differs from the last status
-// reported.
-func (w *statusWatch) changed(ts taskStatus, data []byte) bool {
+// changed reports whether c differs from the last status reported.
+func (w *statusWatch) changed(c statusCopy) bool {
 	if !w.onlyMeaningful {
-		return !bytes.Equal(data, w.lastData)
+		return c.sum != w.last.sum
 	}
-	a, b := w.last, ts
+	a, b := w.last.status, c.status
 	boolOf := func(p *bool) string {
 		if p == nil {
 			return "-"

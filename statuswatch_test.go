@@ -18,7 +18,8 @@ func TestStatusWatch(t *testing.T) {
 	write(`{"progress":{"completed":30,"total":60},"summary":"start","lastUpdated":"2025-01-01T00:00:00Z"}`)
 	for _, meaningful := range []bool{true, false} {
 		w := newStatusWatch(path, 2*time.Second, meaningful)
-		if ts, ok := w.prime(); !ok || ts.Completed != 30 {
+		start, _ := readStatusCopy(path)
+		if ts, ok := w.prime(start); !ok || ts.Completed != 30 {
 			t.Fatalf("prime = %+v, %v", ts, ok)
 		}
 		now := time.Now()
@@ -53,8 +54,10 @@ func TestStatusWatch(t *testing.T) {
 	}
 }
 
-// TestStatusWatchFinal: the look at an iteration's end reads a change at
-// once, whether poll has seen it (settling) or not, and only a change.
+// TestStatusWatchFinal: the look at an iteration's end tells a change at
+// once, whether poll has seen it (settling) or not, and only a change; it
+// judges the copy the iteration read (after), never the file itself: it
+// costs no stat nor read of its own.
 func TestStatusWatchFinal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), statusFile)
 	write := func(s string) {
@@ -63,9 +66,16 @@ func TestStatusWatchFinal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	read := func() statusCopy {
+		c, _ := readStatusCopy(path)
+		return c
+	}
 	write(`{"progress":{"completed":1,"total":3}}`)
+	first := read()
 	w := newStatusWatch(path, time.Hour, true)
-	w.prime()
+	if ts, ok := w.prime(first); !ok || ts.Completed != 1 {
+		t.Fatalf("prime = %+v, %v", ts, ok)
+	}
 	now := time.Now()
 	look := func(what string, got func() (string, taskStatus, bool), want string) {
 		t.Helper()
@@ -74,19 +84,25 @@ func TestStatusWatchFinal(t *testing.T) {
 			t.Errorf("%s = %q; want %q", what, g, want)
 		}
 	}
-	final := func() (string, taskStatus, bool) { return w.final(now) }
+	final := func() (string, taskStatus, bool) { return w.final(now, read()) }
 	look("final, unchanged", final, "-")
 	write(`{"progress":{"completed":2,"total":3}}`)
+	look("final, the copy read before the change", func() (string, taskStatus, bool) { return w.final(now, first) }, "-")
 	look("final, never polled", final, "2/3 items (+1)")
 	look("final again", final, "-")
 	write(`{"progress":{"completed":3,"total":3},"complete":true}`)
 	look("poll", func() (string, taskStatus, bool) { return w.poll(now.Add(2 * time.Second)) }, "-") // settling for an hour
 	look("final, settling", final, "3/3 items (+1) ✅ Complete!")
 	look("poll after", func() (string, taskStatus, bool) { return w.poll(now.Add(time.Hour + 3*time.Second)) }, "-")
+	write(`{"progress":`)
+	look("final, half written", final, "-")
+	look("poll, half written", func() (string, taskStatus, bool) { return w.poll(now.Add(2 * time.Hour)) }, "-")
 	os.Remove(path)
 	look("final, removed", final, "-")
+	write(`{"progress":{"completed":3,"total":3},"complete":true}`)
+	look("final, written again as last told", final, "-")
 	var none *statusWatch
-	if _, _, ok := none.final(now); ok {
+	if _, _, ok := none.final(now, first); ok {
 		t.Error("a nil watch reported a change")
 	}
 }
