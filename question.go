@@ -188,6 +188,7 @@ type questionDesk struct {
 	notes      *promptNotes // the answers go to the next prompt
 	onQuestion string
 	save       func() // saves the metadata
+	busyTold   bool   // the lock of ANSWERS.md was found held, and said so
 }
 
 // note records the question the iteration asked (e) as pending, and
@@ -244,6 +245,11 @@ func (d *questionDesk) stopEnding(q string) *ending {
 		hint: "answer with " + answerCommand(d.ws) + ", then run again"}
 }
 
+// answerLockWait bounds the run's wait for the lock of ANSWERS.md (the
+// answer command holds it for milliseconds); past it, the answer is taken
+// at the next look.
+const answerLockWait = 5 * time.Second
+
 // take takes the answer file's answer into the next prompt; it reports
 // whether it did. It clears the pending question it answers, and records
 // the question as answered. The answer is read, removed and the metadata
@@ -256,9 +262,17 @@ func (d *questionDesk) take() bool {
 	if a, err := readAnswer(d.ws); err == nil && a == nil {
 		return false // no answer: no lock to take
 	}
-	unlock, err := lockMaking(d.ws.answersPath(), 0o600)
+	// Bounded: anyone may hold the lock (an agent, a stuck editor), and a
+	// run that waited for it for good would answer no signal.
+	unlock, err := lockMakingWithin(d.ws.answersPath(), 0o600, answerLockWait, func() {
+		d.log.printf("[waiting for the lock of %s: another process holds it]", answersFile)
+		d.log.Flush()
+	})
 	if err != nil {
-		d.con.errorf("warning: the answer is not taken: %v", lockedUpdateError(d.ws.answersPath(), err))
+		if !d.busyTold || !errors.Is(err, errLockBusy) {
+			d.con.errorf("warning: the answer is not taken yet: %v", lockedUpdateError(d.ws.answersPath(), err))
+		}
+		d.busyTold = d.busyTold || errors.Is(err, errLockBusy)
 		return false
 	}
 	defer unlock()

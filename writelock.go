@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+	"time"
 )
 
 // lockForUpdate takes the update lock of path, waiting for another holder to
@@ -30,18 +31,35 @@ import (
 // (Its directory could not stand for it: a run holds a workspace's state
 // directory locked, and a project root may be one.)
 func lockForUpdate(path string) (unlock func(), missing bool, err error) {
-	return lockUpdate(path, 0, false)
+	return lockUpdate(path, 0, false, -1, nil)
 }
 
 // lockMaking is lockForUpdate for a file that may be made empty (mode perm)
 // when it is missing, to be locked: a file that only grows (ANSWERS.md).
 func lockMaking(path string, perm uint32) (unlock func(), err error) {
-	unlock, _, err = lockUpdate(path, perm, true)
+	unlock, _, err = lockUpdate(path, perm, true, -1, nil)
 	return unlock, err
 }
 
-// lockUpdate is lockForUpdate, making a missing file when create is set.
-func lockUpdate(path string, perm uint32, create bool) (unlock func(), missing bool, err error) {
+// errLockBusy is a lock another process held for longer than the wait.
+var errLockBusy = errors.New("held by another process")
+
+// lockMakingWithin is lockMaking for a run, which must not wait for good
+// on a lock that any process (the agent's, say) can hold: it calls busy
+// once if the lock is held, and past wait gives up with errLockBusy.
+func lockMakingWithin(path string, perm uint32, wait time.Duration, busy func()) (unlock func(), err error) {
+	unlock, _, err = lockUpdate(path, perm, true, wait, busy)
+	return unlock, err
+}
+
+// lockBusyPoll is how often a bounded wait for a lock tries again.
+const lockBusyPoll = 20 * time.Millisecond
+
+// lockUpdate is lockForUpdate, making a missing file when create is set;
+// it waits for the lock for good when wait < 0, else at most wait, polling
+// (busy, if not nil, is called once when the lock is found held).
+func lockUpdate(path string, perm uint32, create bool, wait time.Duration, busy func()) (unlock func(), missing bool, err error) {
+	deadline := time.Now().Add(wait)
 	for {
 		fd, err := openLockTarget(path, perm, create)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -50,7 +68,26 @@ func lockUpdate(path string, perm uint32, create bool) (unlock func(), missing b
 		if err != nil {
 			return nil, false, err
 		}
-		if err := flockFD(fd, syscall.LOCK_EX); err != nil {
+		how := syscall.LOCK_EX
+		if wait >= 0 {
+			how |= syscall.LOCK_NB
+		}
+		for {
+			err = flockFD(fd, how)
+			if !errors.Is(err, syscall.EWOULDBLOCK) {
+				break
+			}
+			if time.Now().After(deadline) {
+				err = errLockBusy
+				break
+			}
+			if busy != nil {
+				busy()
+				busy = nil
+			}
+			time.Sleep(lockBusyPoll)
+		}
+		if err != nil {
 			syscall.Close(fd)
 			return nil, false, &fs.PathError{Op: "lock", Path: path, Err: err}
 		}
