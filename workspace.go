@@ -88,6 +88,10 @@ type workspace struct {
 	// makes it again (ensureStateDir), and the run ends if it is gone
 	// (workspaceGone).
 	held bool
+	// stateID is the identity (dirIdentity) of the state directory the
+	// run locked (acquireRunLock): a directory put at its path is another
+	// workspace, which no save writes into and which ends the run.
+	stateID string
 }
 
 func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, metadataFile) }
