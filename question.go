@@ -229,6 +229,9 @@ func (d *questionDesk) stopEnding(q string) *ending {
 // whether it did. It clears the pending question it answers, and records
 // the question as answered.
 func (d *questionDesk) take() bool {
+	if workspacePresent(d.ws) != nil {
+		return false // deleted, or replaced: an answer there is another run's
+	}
 	a, err := readAnswer(d.ws)
 	if err != nil {
 		d.con.errorf("warning: reading the answer: %v", unwrapPathError(err))

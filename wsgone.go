@@ -8,9 +8,10 @@ package main
 // is left is no workspace at all, never a half-workspace holding only the
 // tool's state files; and none writes into a directory put in the place of
 // the one the run locked (its identity, lock.go), which is another
-// workspace, maybe another run's: no metadata, no run state, no stop file
-// removed. (The history and the log are open files: they stay with the
-// directory the run started in, wherever it went.)
+// workspace, maybe another run's: no metadata, no run state, no stop
+// request or answer read or removed, no log reserve removed. (The history
+// and the log are open files: they stay with the directory the run started
+// in, wherever it went.)
 
 import (
 	"errors"
