@@ -143,7 +143,7 @@ func effectiveSettings(env *cliEnv, wsArg stringFlag) (*settings, *workspace, er
 	var ws *workspace
 	if wsArg.set {
 		base := resolveSettings(envLayer(), project, user)
-		ws, err = openWorkspace(env, base.WorkspacesDir, wsArg.s)
+		ws, err = lookUpWorkspace(env, base.WorkspacesDir, wsArg.s)
 		if err != nil {
 			return nil, nil, err
 		}

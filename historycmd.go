@@ -70,7 +70,7 @@ func runHistory(env *cliEnv, args []string) error {
 	if last.set && last.n == 0 {
 		return usagef("invalid value \"0\" for flag --last: must be at least 1")
 	}
-	w, err := workspaceFromArgs(env, pos)
+	w, err := lookUpFromArgs(env, pos)
 	if err != nil {
 		return err
 	}

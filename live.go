@@ -151,6 +151,9 @@ type live struct {
 	writeErr        bool
 	status          *statusWatch
 	pub             publisher
+	// ws is the run's workspace: no state file goes into a directory put
+	// in the place of the one the run locked (workspacePresent).
+	ws *workspace
 }
 
 // publisher is where a run's events go: the event stream and the
@@ -184,7 +187,7 @@ type liveConfig struct {
 // keyboard open.
 func newLive(lc liveConfig) *live {
 	now := time.Now()
-	l := &live{con: lc.con, log: lc.log, statePath: filepath.Join(lc.ws.StateDir, runStateFile), heartbeat: defaultHeartbeat,
+	l := &live{con: lc.con, log: lc.log, statePath: filepath.Join(lc.ws.StateDir, runStateFile), ws: lc.ws, heartbeat: defaultHeartbeat,
 		pub: publisher{events: lc.events, run: lc.run}}
 	if lc.opts.heartbeat.set {
 		l.heartbeat = lc.opts.heartbeat.d
@@ -369,6 +372,9 @@ func (l *live) marshal(now time.Time) []byte {
 // writeState writes the state file; a failure is one warning, on the
 // screen and in the log.
 func (l *live) writeState(data []byte) {
+	if l.ws != nil && workspacePresent(l.ws) != nil {
+		return // deleted or replaced: the run ends at its next look, and says so
+	}
 	// Not fsynced: the file is for watching a live run, and is rewritten
 	// within a second of every event.
 	if err := writeFileAtomicSync(l.statePath, data, 0o600, false); err != nil && !l.writeErr {

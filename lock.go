@@ -168,6 +168,7 @@ func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 		}
 	}
 	l.record.Dir = l.dirID
+	w.stateID = l.dirID
 	l.record.Start, _ = processStart(os.Getpid())
 	l.write()
 	return l, prev, nil

@@ -64,6 +64,7 @@ type runLog struct {
 	free             func(string) (int64, bool) // freeSpace (tests replace it)
 	full             bool                       // transcripts are no longer logged
 	reserve          string
+	reserveFile      os.FileInfo
 	noSpace          error // the first write that found the device full
 }
 
@@ -112,14 +113,19 @@ func (l *runLog) makeReserve(path string) {
 	}
 	if t.commit(path) == nil {
 		l.reserve = path
+		l.reserveFile, _ = os.Lstat(path)
 	}
 }
 
-// freeReserve removes the reserve file; l.mu is held.
+// freeReserve removes the reserve file, if it is still the one makeReserve
+// made: another run's, at its path in a directory put in the place of the
+// log's (a workspace replaced by a copy), is left alone. l.mu is held.
 func (l *runLog) freeReserve() {
 	if l.reserve != "" {
-		os.Remove(l.reserve)
-		l.reserve = ""
+		if fi, err := os.Lstat(l.reserve); err == nil && l.reserveFile != nil && os.SameFile(fi, l.reserveFile) {
+			os.Remove(l.reserve)
+		}
+		l.reserve, l.reserveFile = "", nil
 	}
 }
 

@@ -64,7 +64,7 @@ func runLogs(env *cliEnv, args []string) error {
 	if *follow && which.set {
 		return usagef("-f follows the run in progress; it does not go with --run")
 	}
-	w, err := workspaceFromArgs(env, pos)
+	w, err := lookUpFromArgs(env, pos)
 	if err != nil {
 		return err
 	}

@@ -506,10 +506,13 @@ func (r *runner) finish(end ending) error {
 	if end.hint != "" {
 		r.log.printf("HINT: %s", end.hint)
 	}
-	if removed, err := removeStopFile(r.ws.stopPath()); err != nil {
-		r.con.errorf("warning: %v", err)
-	} else if removed {
-		r.log.printf("[deleted %s]", stopFile)
+	// A workspace deleted or replaced: the .stop there is not this run's.
+	if workspacePresent(r.ws) == nil {
+		if removed, err := removeStopFile(r.ws.stopPath()); err != nil {
+			r.con.errorf("warning: %v", err)
+		} else if removed {
+			r.log.printf("[deleted %s]", stopFile)
+		}
 	}
 	r.log.releaseReserve() // room for the last writes, the agent done
 	r.history.close()

@@ -259,6 +259,9 @@ const answerLockWait = 5 * time.Second
 // finds the question answered and taken and is refused. An answer to a
 // question answered before and no longer pending is not given again.
 func (d *questionDesk) take() bool {
+	if workspacePresent(d.ws) != nil {
+		return false // deleted, or replaced: an answer there is another run's
+	}
 	if a, err := readAnswer(d.ws); err == nil && a == nil {
 		return false // no answer: no lock to take
 	}

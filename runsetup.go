@@ -153,7 +153,7 @@ func (r *runner) setup(pos []string) error {
 		ws.meta.LastLog = r.log.path
 	}
 	r.writeLogHeader()
-	r.stop = &stopRequest{path: ws.stopPath()} // told of changes once the live view is up (startLive)
+	r.stop = &stopRequest{path: ws.stopPath(), ws: ws} // told of changes once the live view is up (startLive)
 	r.sup.con, r.sup.log = r.con, r.log
 	r.history, err = openHistory(ws.historyPath(), func(msg string) { r.con.errorf("warning: %s", msg) })
 	if err != nil {

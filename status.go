@@ -95,7 +95,7 @@ func listWorkspaces(env *cliEnv) error {
 		}
 		w := &workspace{Name: e.Name(), Dir: filepath.Join(dir, e.Name())}
 		w.StateDir = w.Dir
-		if err := loadWorkspace(env, w, true); err != nil {
+		if err := lookWorkspace(w); err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				broken = append(broken, err)
 			}
@@ -312,8 +312,21 @@ func derefInt(p *int) int {
 }
 
 // workspaceFromArgs opens the workspace named by the optional positional
-// argument: without one, the ralph-mode workspace of the current directory.
+// argument, for a command that changes it (openWorkspace): without one,
+// the ralph-mode workspace of the current directory.
 func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
+	return workspaceFromArgsWith(env, pos, openWorkspace)
+}
+
+// lookUpFromArgs is workspaceFromArgs for a command that only looks at
+// the workspace (lookUpWorkspace): a fresh clone's is not written.
+func lookUpFromArgs(env *cliEnv, pos []string) (*workspace, error) {
+	return workspaceFromArgsWith(env, pos, lookUpWorkspace)
+}
+
+// workspaceFromArgsWith is workspaceFromArgs, opening a named workspace
+// with open.
+func workspaceFromArgsWith(env *cliEnv, pos []string, open func(*cliEnv, string, string) (*workspace, error)) (*workspace, error) {
 	if len(pos) == 0 {
 		return ralphFromArgs(env)
 	}
@@ -321,7 +334,7 @@ func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openWorkspace(env, dir, pos[0])
+	return open(env, dir, pos[0])
 }
 
 // lookAtWorkspace is workspaceFromArgs for the commands that only look at
@@ -333,7 +346,7 @@ func lookAtWorkspace(env *cliEnv, pos []string) (w *workspace, warn, err error) 
 		return w, nil, err
 	}
 	dir, warn := workspacesDirLenient(env)
-	w, err = openWorkspace(env, dir, pos[0])
+	w, err = lookUpWorkspace(env, dir, pos[0])
 	return w, warn, err
 }
 

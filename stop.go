@@ -205,6 +205,9 @@ const (
 // stopRequest is a run's graceful-stop state.
 type stopRequest struct {
 	path string // the workspace's stop file
+	// ws is the run's workspace: the stop file of a directory put in the
+	// place of the one the run locked is another run's (workspacePresent).
+	ws *workspace
 	// source is stopByKeyboard or stopByFile while a stop is requested,
 	// else "".
 	source   string
@@ -220,7 +223,7 @@ func (s *stopRequest) poll(now bool) {
 		return
 	}
 	s.lastPoll = time.Now()
-	exists := stopFileExists(s.path)
+	exists := stopFileExists(s.path) && s.ours()
 	switch {
 	case exists && s.source == "":
 		s.set(stopByFile)
@@ -239,10 +242,16 @@ func (s *stopRequest) key(k byte) {
 		s.set(stopByKeyboard)
 		return
 	}
-	if s.source == stopByFile {
+	if s.source == stopByFile && s.ours() {
 		removeStopFile(s.path)
 	}
 	s.set("")
+}
+
+// ours reports whether the stop file's directory is still the run's own:
+// not deleted, nor replaced by another directory.
+func (s *stopRequest) ours() bool {
+	return s.ws == nil || workspacePresent(s.ws) == nil
 }
 
 func (s *stopRequest) set(source string) {

@@ -88,6 +88,14 @@ type workspace struct {
 	// makes it again (ensureStateDir), and the run ends if it is gone
 	// (workspaceGone).
 	held bool
+	// notHere is set for a workspace whose task files are here but whose
+	// .metadata.json is not (a fresh clone): its metadata is fresh, in
+	// memory only (loadOrFresh).
+	notHere bool
+	// stateID is the identity (dirIdentity) of the state directory the
+	// run locked (acquireRunLock): a directory put at its path is another
+	// workspace, which no save writes into and which ends the run.
+	stateID string
 }
 
 func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, metadataFile) }
@@ -284,7 +292,9 @@ func (e *errNoWorkspace) Error() string {
 	return msg
 }
 
-// namedWorkspaces returns the names of the workspaces in workspacesDir.
+// namedWorkspaces returns the names of the workspaces in workspacesDir:
+// those with their metadata, and those with only their task files (a
+// fresh clone's), which list shows and any command opens.
 func namedWorkspaces(projectRoot, workspacesDir string) []string {
 	dir := workspacesDir
 	if !filepath.IsAbs(dir) {
@@ -292,12 +302,13 @@ func namedWorkspaces(projectRoot, workspacesDir string) []string {
 	}
 	return dirNames(dir, func(p string) bool {
 		_, err := os.Lstat(filepath.Join(p, metadataFile))
-		return err == nil
+		return err == nil || hasTaskFiles(&workspace{Dir: p, StateDir: p})
 	})
 }
 
-// openWorkspace locates and loads an existing workspace, taking up one
-// that came without its runtime files (loadWorkspace).
+// openWorkspace locates and loads an existing workspace, for a command
+// that changes it: one that came without its runtime files is taken up
+// (loadWorkspace).
 func openWorkspace(env *cliEnv, workspacesDir, arg string) (*workspace, error) {
 	return openWorkspaceKeep(env, workspacesDir, arg, true)
 }
@@ -305,11 +316,24 @@ func openWorkspace(env *cliEnv, workspacesDir, arg string) (*workspace, error) {
 // openWorkspaceKeep is openWorkspace; a workspace it takes up is written
 // only when keep is set (not by a dry run).
 func openWorkspaceKeep(env *cliEnv, workspacesDir, arg string, keep bool) (*workspace, error) {
+	return openWorkspaceWith(env, workspacesDir, arg, func(w *workspace) error { return loadWorkspace(env, w, keep) })
+}
+
+// lookUpWorkspace is openWorkspace for a command that only looks at the
+// workspace: one that came without its runtime files is loaded in memory
+// only, and nothing is written (lookWorkspace).
+func lookUpWorkspace(env *cliEnv, workspacesDir, arg string) (*workspace, error) {
+	return openWorkspaceWith(env, workspacesDir, arg, lookWorkspace)
+}
+
+// openWorkspaceWith locates the workspace arg names and loads it with
+// load, explaining a workspace that does not exist.
+func openWorkspaceWith(env *cliEnv, workspacesDir, arg string, load func(*workspace) error) (*workspace, error) {
 	w, err := locateWorkspace(env.projectRoot, workspacesDir, arg)
 	if err != nil {
 		return nil, err
 	}
-	if err := loadWorkspace(env, w, keep); err != nil {
+	if err := load(w); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			nw := &errNoWorkspace{arg: arg, dir: relPath(env.projectRoot, w.StateDir)}
 			if !isWorkspacePath(arg) {
@@ -438,8 +462,16 @@ func (w *workspace) runningPID() int {
 // workspace's lock.
 const statusKilled = "ended abnormally"
 
+// statusNotHere is the status shown for a workspace whose task files are
+// here but whose runtime files are not (a fresh clone): its first run, or
+// any command that changes it, takes it up.
+const statusNotHere = "not run here yet"
+
 // displayStatus is the status shown by list and status.
 func (w *workspace) displayStatus() string {
+	if w.notHere {
+		return statusNotHere
+	}
 	if w.meta.Status == statusRunning {
 		if _, held := lockHolder(w); !held {
 			return statusKilled

@@ -15,10 +15,17 @@ package main
 //     .metadata.json (0600, out of git), and a clone goes without it.
 //   - A workspace directory holding its task files (INSTRUCTIONS.md or
 //     .workspace.json) but no .metadata.json, as a fresh clone or a git
-//     clean -xfd leaves it, is taken up by whatever opens it: fresh
-//     metadata from its settings, written (not by a dry run), said in one
-//     line on stderr; never an error. A ralph-mode run's state has no
-//     settings file: it is loop mode, configured by the project.
+//     clean -xfd leaves it, is a workspace (hasTaskFiles: listed, opened,
+//     suggested for a typo), never an error. A command that changes it
+//     (run, verify, config set|unset, setup, edit, reset, archive, clean,
+//     answer, stop) takes it up: fresh metadata from its settings,
+//     written with the .gitignore, said in one line on stderr. One that
+//     only looks at it (list, status, history, logs, config, watch,
+//     template save) loads the same metadata in memory only, writes
+//     nothing, says nothing on stderr, and shows it as "not run here yet"
+//     (w.notHere); a dry run too, saying that a run takes it up. A
+//     ralph-mode run's state has no settings file: it is loop mode,
+//     configured by the project.
 
 import (
 	"bytes"
@@ -174,37 +181,61 @@ func hasTaskFiles(w *workspace) bool {
 
 // loadWorkspace loads w, taking up a workspace whose task files are there
 // but whose .metadata.json is not (a fresh clone): fresh metadata is made,
-// written when keep is set, and said in one line. A directory without the
-// task files is still an os.ErrNotExist.
+// written when keep is set and said in one line; without keep (a dry run)
+// it is kept in memory, and the line says that a run takes it up. A
+// directory without the task files is still an os.ErrNotExist.
 func loadWorkspace(env *cliEnv, w *workspace, keep bool) error {
-	err := w.load()
-	if !errors.Is(err, os.ErrNotExist) || w.Ralph || !hasTaskFiles(w) {
+	from, err := loadOrFresh(w)
+	if err != nil || !w.notHere {
 		return err
 	}
+	if !keep {
+		fmt.Fprintf(env.stderr, "%s: workspace %s has no %s (a fresh clone?): a run takes it up, in %s mode %s\n", progName, w.Name, metadataFile, w.meta.Mode, from)
+		return nil
+	}
+	if err := w.save(); err != nil {
+		return fmt.Errorf("taking up workspace %s: %w", w.Name, err)
+	}
+	w.notHere = false
+	if err := ignoreRuntimeFiles(w); err != nil {
+		fmt.Fprintf(env.stderr, "%s: warning: %v\n", progName, err)
+	}
+	fmt.Fprintf(env.stderr, "%s: took up workspace %s from its task files (no %s: a fresh clone?), in %s mode %s\n", progName, w.Name, metadataFile, w.meta.Mode, from)
+	return nil
+}
+
+// lookWorkspace loads w for a command that only looks at it: a workspace
+// without its runtime files gets its fresh metadata in memory only
+// (w.notHere), written nowhere and said nowhere.
+func lookWorkspace(w *workspace) error {
+	_, err := loadOrFresh(w)
+	return err
+}
+
+// loadOrFresh loads w, or, for a workspace whose task files are there but
+// whose .metadata.json is not, makes fresh metadata from its settings in
+// memory, sets w.notHere and says where its settings came from.
+func loadOrFresh(w *workspace) (from string, err error) {
+	err = w.load()
+	if !errors.Is(err, os.ErrNotExist) || w.Ralph || !hasTaskFiles(w) {
+		return "", err
+	}
 	w.meta = &metadata{Name: w.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
-	from := "(no " + settingsFile + ": the default)"
+	from = "(no " + settingsFile + ": the default)"
 	switch s, err := readSettings(w); {
 	case err == nil:
 		if err := w.meta.applySettings(s, settingsPath(w)); err != nil {
-			return err
+			return "", err
 		}
 		from = "from " + settingsFile
 	case !errors.Is(err, os.ErrNotExist):
-		return err
+		return "", err
 	}
 	if w.meta.configLayer == nil {
 		w.meta.configLayer = &configLayer{name: layerWorkspace, path: w.metadataPath(), values: map[string]any{}}
 	}
-	if keep {
-		if err := w.save(); err != nil {
-			return fmt.Errorf("taking up workspace %s: %w", w.Name, err)
-		}
-		if err := ignoreRuntimeFiles(w); err != nil {
-			fmt.Fprintf(env.stderr, "%s: warning: %v\n", progName, err)
-		}
-	}
-	fmt.Fprintf(env.stderr, "%s: took up workspace %s from its task files (no %s: a fresh clone?), in %s mode %s\n", progName, w.Name, metadataFile, w.meta.Mode, from)
-	return nil
+	w.notHere = true
+	return from, nil
 }
 
 // existingTask explains why init does not make a workspace in a directory
