@@ -496,7 +496,9 @@ func (s *supervisor) cleanUp(c *child, end *childEnd) {
 // with the time left; a true answer ends the wait early. It reports whether
 // a signal ended the wait (s.interrupt is then set).
 func (s *supervisor) sleep(d time.Duration, check func(left time.Duration) bool) (interrupted bool) {
-	if s.startBlocked() {
+	// No flush: what a wait decides is decided again, flushed, before the
+	// next child starts (startBlocked) or the run chooses its exit status.
+	if s.answerPending() {
 		return true
 	}
 	return s.waitLoop(&waiting{until: time.Now().Add(d), check: check})
@@ -512,6 +514,12 @@ func (s *supervisor) ending() bool {
 // of them ends the run, or a fault did: then no child may start.
 func (s *supervisor) startBlocked() bool {
 	s.sigs.flush()
+	return s.answerPending()
+}
+
+// answerPending answers the signals already in the run's channel, and
+// reports whether one of them ends the run, or a fault did.
+func (s *supervisor) answerPending() bool {
 	for {
 		sig := s.sigs.pending()
 		switch {
