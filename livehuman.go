@@ -30,12 +30,16 @@ func (l *live) questionWithdrawn() {
 	if l == nil {
 		return
 	}
-	now := time.Now()
+	l.clearQuestion()
+	l.update(time.Now())
+}
+
+// clearQuestion takes the question off the views.
+func (l *live) clearQuestion() {
 	l.mu.Lock()
 	l.st.Question, l.st.AnswerCmd = "", ""
 	l.dirty, l.redraw = true, true
 	l.mu.Unlock()
-	l.update(now)
 }
 
 // answered: the answer to question q is taken.
@@ -43,13 +47,9 @@ func (l *live) answered(q, answer string) {
 	if l == nil {
 		return
 	}
-	now := time.Now()
-	l.mu.Lock()
-	l.st.Question, l.st.AnswerCmd = "", ""
-	l.dirty, l.redraw = true, true
-	l.mu.Unlock()
+	l.clearQuestion()
 	l.emit(runEvent{Event: eventAnswered, Question: q, Answer: answer})
-	l.update(now)
+	l.update(time.Now())
 }
 
 // verifying: the verifier starts, at depth.
