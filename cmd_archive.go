@@ -1,7 +1,7 @@
 package main
 
 // This file implements archive save, show and delete (list and restore are
-// in cleancmd.go). The rules are: save archives a workspace as clean does
+// in cmd_clean.go). The rules are: save archives a workspace as clean does
 // and keeps it, never under a run (the archive would catch it half way);
 // show prints an archive's metadata and its entries, reading it through
 // the safe reader; delete removes only a file of the archive directory,
