@@ -77,7 +77,7 @@ func runArchiveShow(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "Archived:    %s\n", a.at.Local().Format(time.DateTime))
 	}
 	fmt.Fprintf(out, "Workspace:   %s (%s mode)\n", sanitizeString(a.ws.Name), m.Mode)
-	fmt.Fprintf(out, "Status:      %s\n", m.Status)
+	fmt.Fprintf(out, "Status:      %s\n", sanitizeString(m.Status))
 	fmt.Fprintf(out, "Iterations:  %d in all, %d failed\n", m.Iterations, m.FailedIterations)
 	if m.LastStopReason != "" {
 		fmt.Fprintf(out, "Last stop:   %s\n", sanitizeString(m.LastStopReason))

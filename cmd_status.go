@@ -123,7 +123,7 @@ func listWorkspaces(env *cliEnv) error {
 			if w.meta.LastRun != nil {
 				last = w.meta.LastRun.Local().Format("2006-01-02 15:04")
 			}
-			status := w.displayStatus()
+			status := sanitizeString(w.displayStatus()) // the metadata's word: an agent can write it
 			if w.questionWaits() {
 				status += ", question waits"
 			}
@@ -243,7 +243,7 @@ func runStatus(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "Path:        %s\n", relPath(env.projectRoot, r.Path))
 	}
 	fmt.Fprintf(out, "Mode:        %s\n", r.Mode)
-	status := r.Status
+	status := sanitizeString(r.Status)
 	if r.Running {
 		status = fmt.Sprintf("%s (pid %d)", status, r.PID)
 	}

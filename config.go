@@ -504,6 +504,29 @@ func checkNotifyEvent(s string) error {
 	return fmt.Errorf("unknown event %q (want all, or one of %s)", s, strings.Join(notifyEventNames, ", "))
 }
 
+// urlHoldsSecret reports whether a URL holds credentials: what redactURL
+// hides is what the files that hold the URL keep private (0600, out of
+// git) — one rule for both.
+func urlHoldsSecret(s string) bool {
+	return redactURL(s) != s
+}
+
+// secretQueryKey reports whether a URL's query parameter k carries a
+// credential: ntfy's auth, a token, an access_token, a key, a signature.
+func secretQueryKey(k string) bool {
+	k = strings.ToLower(k)
+	switch k {
+	case "key", "sig", "signature", "pass", "pwd":
+		return true
+	}
+	for _, part := range []string{"auth", "token", "secret", "password", "apikey", "api_key"} {
+		if strings.Contains(k, part) {
+			return true
+		}
+	}
+	return false
+}
+
 // redactURL hides a URL's credentials, which must never reach logs or
 // output: its user information, and the values of query parameters that
 // carry one (ntfy's ?auth=, a token=).
@@ -523,8 +546,7 @@ func redactURL(s string) string {
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {
-			switch strings.ToLower(k) {
-			case "auth", "token", "access_token", "apikey", "api_key", "key", "password", "secret", "sig", "signature":
+			if secretQueryKey(k) {
 				q[k] = []string{"xxxxx"}
 				changed = true
 			}

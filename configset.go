@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -445,8 +444,7 @@ func holdsSecret(obj map[string]any) bool {
 		return true // be safe
 	}
 	s, _ := l["notifyUrl"].(string)
-	u, err := url.Parse(s)
-	return err == nil && (u.User != nil || strings.Contains(u.RawQuery, "auth"))
+	return urlHoldsSecret(s)
 }
 
 // configKeyOf is the config key name names; an unknown one is an error
