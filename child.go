@@ -37,6 +37,9 @@ type childSpec struct {
 	// the start. startChild takes them over, and closes them if the child
 	// cannot start.
 	pipes *childPipes
+	// decoder makes the decoder of an agent's stream when its CLI's is
+	// not claude's stream-json (agentcli.go); nil: claude's.
+	decoder func() streamDecoder
 }
 
 // childPipes are a child's standard streams: for each, the tool's end and

@@ -85,6 +85,7 @@ type verifier struct {
 	ws            *workspace
 	root, depth   string
 	spec          childSpec // the agent and the verifier's arguments
+	agent         string    // its name
 	timeout, idle time.Duration
 	onEvent       func(*streamEvent)
 	history       *historyWriter
@@ -178,7 +179,7 @@ func (v *verifier) keep(vr *verification, runID string, iteration int) *iteratio
 		reason = fmt.Sprintf("verification %s: %s", vr.verdict.Verdict, clip(vr.verdict.Summary, 300))
 	}
 	rec := newRecord(recordInput{run: runID, iteration: max(iteration, 1), started: vr.started, outcome: vr.outcome,
-		end: endVerify, reason: reason, refused: vr.refused})
+		end: endVerify, reason: reason, refused: vr.refused, agent: v.agent})
 	rec.OK = !vr.failed && vr.verdict.Verdict == verdictPass
 	if !vr.failed {
 		vd := vr.verdict
