@@ -198,22 +198,22 @@ func (t *activityTracker) settle(now time.Time) {
 func toolKeyArg(name string, in *toolArgs, root string) string {
 	var s string
 	switch name {
-	case "Read", "Write", "Edit", "MultiEdit":
+	case "Read", "Write", "Edit", "MultiEdit", codexToolFile:
 		s = shortPath(in.FilePath, root)
 	case "NotebookEdit":
 		s = shortPath(firstNonEmpty(in.NotebookPath, in.FilePath), root)
-	case "Bash":
+	case "Bash", codexToolCommand:
 		s = in.Command
 	case "Grep", "Glob":
 		s = in.Pattern
 		if in.Path != "" {
 			s += " in " + shortPath(in.Path, root)
 		}
-	case "Task", "Agent":
+	case "Task", "Agent", codexToolMCP:
 		s = in.Description
 	case "WebFetch":
 		s = in.URL
-	case "WebSearch":
+	case "WebSearch", codexToolSearch:
 		s = in.Query
 	case "TodoWrite":
 		var todos []json.RawMessage

@@ -40,6 +40,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -213,4 +214,56 @@ func checkAgentSettings(opts *runOptions, cfg *settings, chain []agentCLI) error
 		return usagef("--claude names claude's executable, and the run's agents are %s: name codex's with agents.codex.command or $%s", chainNames(chain), codexCommandEnv)
 	}
 	return nil
+}
+
+// agentFlags are --agent (run, verify, setup, edit) and --fallback-agent
+// (run): each name checked as it is given.
+type agentFlags struct {
+	agent    stringFlag
+	fallback listFlag
+}
+
+// register adds the flags to fs; --fallback-agent only withFallback.
+func (a *agentFlags) register(fs *flag.FlagSet, withFallback bool) {
+	fs.Var(&a.agent, "agent", "")
+	if withFallback {
+		a.fallback.check = func(s string) error {
+			for _, n := range splitToolList(s) {
+				if err := checkAgentName(n); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		fs.Var(&a.fallback, "fallback-agent", "")
+	}
+}
+
+// check checks --agent's value.
+func (a *agentFlags) check() error {
+	if a.agent.set {
+		if _, err := lookupAgent(a.agent.s, "flag --agent"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fallbacks are the names --fallback-agent gives, in order.
+func (a *agentFlags) fallbacks() []string {
+	var names []string
+	for _, v := range a.fallback.vals {
+		names = append(names, splitToolList(v)...)
+	}
+	return names
+}
+
+// addTo stores the flags' values as config keys in values.
+func (a *agentFlags) addTo(values map[string]any) {
+	if a.agent.set {
+		values["agent"] = a.agent.s
+	}
+	if len(a.fallback.vals) > 0 {
+		values["fallbackAgents"] = a.fallbacks()
+	}
 }

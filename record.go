@@ -183,11 +183,21 @@ type workTotals struct {
 	FailedIterations int     `json:"failedIterations"` // of those, failed ones
 	CostUSD          float64 `json:"totalCostUsd"`     // every record's cost, counted or not
 	DurationMS       int64   `json:"durationMs,omitempty"`
+	// EstimatedUSD is the part of CostUSD estimated from tokens (codex);
+	// LastAgent the agent of the last record.
+	EstimatedUSD float64 `json:"estimatedCostUsd,omitempty"`
+	LastAgent    string  `json:"lastAgent,omitempty"`
 }
 
 // add adds rec to the totals.
 func (t *workTotals) add(rec *iterationRecord) {
 	t.CostUSD = boundedSum(t.CostUSD, rec.CostUSD)
+	if rec.CostEstimated {
+		t.EstimatedUSD = boundedSum(t.EstimatedUSD, rec.CostUSD)
+	}
+	if rec.Agent != "" {
+		t.LastAgent = rec.Agent
+	}
 	if !rec.counted() {
 		return
 	}
