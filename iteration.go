@@ -41,7 +41,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	spec.input = []byte(prompt)
 	spec.env = append(spec.env[:len(spec.env):len(spec.env)], r.lock.markers()...)
 	transcript := r.con.transcript(r.log)
-	r.live.iterationStarted(it.n)
+	r.live.iterationStarted(it.n, r.agent.name())
 	c, o, err := startAgent(spec, transcript, r.log, r.live.onEvent)
 	if err != nil {
 		it.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(it.started)}
