@@ -424,11 +424,7 @@ func (r *runner) agentSpec(a agentCLI) (childSpec, error) {
 		if err != nil {
 			return childSpec{}, err
 		}
-		r.spec = childSpec{path: path, argv0: a.executable(r.cfg), name: a.name()}
-		if a.newDecoder(r.cfg) != nil {
-			cfg := r.cfg
-			r.spec.decoder = func() streamDecoder { return a.newDecoder(cfg) }
-		}
+		r.spec = agentChildSpec(a, r.cfg, path)
 	}
 	args, err := a.iterationArgs(r.runPlan)
 	if err != nil {
