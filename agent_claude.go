@@ -56,3 +56,10 @@ func (claudeAgent) verifierArgs(cfg *settings, model string) ([]string, error) {
 func (claudeAgent) newDecoder(*settings) streamDecoder { return nil }
 
 func (claudeAgent) refusedHint() string { return refusedHint }
+
+// sessionArgs are claude's interactive arguments: claude.args, the system
+// prompt appended, the first message.
+func (claudeAgent) sessionArgs(cfg *settings, systemPrompt, first string) []string {
+	args := append([]string{}, cfg.ClaudeArgs...)
+	return append(args, "--append-system-prompt", systemPrompt, first)
+}

@@ -135,6 +135,14 @@ func (codexAgent) refusedHint() string {
 		`or run with --dangerously-skip-permissions (no sandbox; only inside a container or VM)`
 }
 
+// sessionArgs are codex's interactive arguments (its terminal UI):
+// agents.codex.args, the system prompt as developer_instructions, the first
+// message.
+func (codexAgent) sessionArgs(cfg *settings, systemPrompt, first string) []string {
+	args := append([]string{}, cfg.Codex.Args...)
+	return append(args, "-c", "developer_instructions="+tomlString(systemPrompt), first)
+}
+
 // tomlString is s as a TOML basic string, the form of a -c value: quotes,
 // backslashes and control characters escaped.
 func tomlString(s string) string {

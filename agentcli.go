@@ -35,8 +35,8 @@ package main
 //     stream-json fast path;
 //   - refusedHint: how to let it use its tools, shown once when it
 //     refused some;
-//   - interactive, for setup and edit: whether it can run them, and its
-//     arguments there.
+//   - sessionArgs: its arguments for setup and edit, run on the terminal
+//     with a system prompt and a first message.
 
 import (
 	"errors"
@@ -55,6 +55,7 @@ type agentCLI interface {
 	verifierArgs(cfg *settings, model string) ([]string, error)
 	newDecoder(cfg *settings) streamDecoder
 	refusedHint() string
+	sessionArgs(cfg *settings, systemPrompt, first string) []string
 }
 
 // streamDecoder turns an agent's output lines into the tool's events;

@@ -50,6 +50,9 @@ func fakeCodexMain() {
 
 func fakeCodex() int {
 	args := os.Args[1:]
+	if len(args) > 0 && args[0] != "exec" {
+		return fakeCodexInteractive(args)
+	}
 	if len(args) < 3 || args[0] != "exec" || args[1] != "--json" || args[len(args)-1] != "-" {
 		fmt.Fprintf(os.Stderr, "fake codex: want exec --json ... -, got %q\n", args)
 		return 2
@@ -98,6 +101,31 @@ func fakeCodex() int {
 		}
 	}
 	return 0
+}
+
+// fakeCodexInteractive plays codex's terminal UI for setup and edit: it
+// records its arguments in $FAKE_CODEX_ARGV (when set) and writes a task to
+// the INSTRUCTIONS.md that its developer_instructions name.
+func fakeCodexInteractive(args []string) int {
+	if p := os.Getenv("FAKE_CODEX_ARGV"); p != "" {
+		os.WriteFile(p, []byte(strings.Join(args, "\n")+"\n"), 0o644)
+	}
+	for i := 0; i+1 < len(args); i++ {
+		v, ok := strings.CutPrefix(args[i+1], "developer_instructions=")
+		if args[i] != "-c" || !ok {
+			continue
+		}
+		for _, word := range strings.Fields(v) {
+			word = strings.TrimRight(strings.Trim(word, "`\"'()"), ".,:;")
+			if strings.HasPrefix(word, "/") && strings.HasSuffix(word, "/INSTRUCTIONS.md") {
+				os.WriteFile(word, []byte("# Task\n\nWritten by the fake codex.\n"), 0o644)
+				fmt.Println("CODEX WROTE THE TASK")
+				return 0
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, "fake codex: no INSTRUCTIONS.md in the developer instructions")
+	return 3
 }
 
 // fakeCodexItems numbers the items of one call.
