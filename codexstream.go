@@ -147,7 +147,10 @@ func (d *codexDecoder) decode(line []byte, emit func(*streamEvent)) error {
 		emit(d.result(true, msg))
 	case "error":
 		if strings.HasPrefix(ev.Message, "Reconnecting") {
-			emit(&streamEvent{Type: "system", Subtype: "api_retry", Error: json.RawMessage(jsonQuote(ev.Message))})
+			// "Reconnecting... 2/5 (stream disconnected ...)"
+			e := &streamEvent{Type: "system", Subtype: "api_retry", Error: json.RawMessage(jsonQuote(ev.Message))}
+			fmt.Sscanf(strings.TrimPrefix(ev.Message, "Reconnecting... "), "%d/%d", &e.Attempt, &e.MaxRetries)
+			emit(e)
 			return nil
 		}
 		emit(d.result(true, firstNonEmpty(ev.Message, "error")))
