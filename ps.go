@@ -70,7 +70,7 @@ type runView struct {
 
 // liveRuns returns the live runs of the registry, of the project at
 // project only unless it is "": those waiting for a person first, then
-// the oldest first.
+// the oldest first (then by project and workspace).
 func liveRuns(project string) ([]runView, error) {
 	return (&runsReader{}).runs(project)
 }
@@ -120,7 +120,10 @@ func (rr *runsReader) runs(project string) ([]runView, error) {
 		if wi != wj {
 			return wi
 		}
-		return out[i].entry.Started.Before(out[j].entry.Started)
+		if si, sj := out[i].entry.Started, out[j].entry.Started; !si.Equal(sj) {
+			return si.Before(sj)
+		}
+		return out[i].Project+"\x00"+out[i].Workspace < out[j].Project+"\x00"+out[j].Workspace
 	})
 	return out, nil
 }

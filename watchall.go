@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -58,7 +59,7 @@ type allWatcher struct {
 }
 
 // runWatchAll is watch --all.
-func runWatchAll(env *cliEnv) error {
+func runWatchAll(env *cliEnv) (err error) {
 	out, _ := env.stdout.(*os.File)
 	in, _ := env.stdin.(*os.File)
 	var kb *keyboard
@@ -72,6 +73,13 @@ func runWatchAll(env *cliEnv) error {
 		}
 		return writeError(writePS(env.stdout, runs, false))
 	}
+	// A panic here ends the watch in one line, after the terminal is put
+	// back (the deferred calls below run first).
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
 	defer kb.close()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGCONT, syscall.SIGWINCH)
@@ -110,7 +118,7 @@ func runWatchAll(env *cliEnv) error {
 				return &exitCodeError{code: exitCodeFor(sig)}
 			}
 		case p := <-kb.panics():
-			panic(p)
+			return fmt.Errorf("internal error: %v", p)
 		case <-tick.C:
 			a.refresh()
 		}
@@ -252,7 +260,7 @@ func (a *allWatcher) toggleStop() {
 		return
 	}
 	switch {
-	case stopFileExists(v.entry.StateDir + "/" + stopFile):
+	case stopFileExists(filepath.Join(v.entry.StateDir, stopFile)):
 		if _, err := v.cancelStop(); err != nil {
 			a.msg = "Cannot cancel the stop: " + err.Error()
 		} else {
