@@ -77,7 +77,8 @@ func liveRuns(project string) ([]runView, error) {
 
 // runsReader reads the live runs again and again (watch --all, serve),
 // reading only what changed: an entry once, a state file when its stamp
-// changes. Its zero value reads everything each time.
+// changes. Its zero value reads everything each time. It is not safe for
+// concurrent use: one goroutine reads with it.
 type runsReader struct {
 	entries map[string]runEntry
 	states  map[string]seenState
