@@ -52,9 +52,12 @@ type allWatcher struct {
 	view            int
 	edit            []byte
 	msg             string
-	// panel is the opened run's state file as last read.
+	// panel is the opened run's state file (panelPath, of the run
+	// panelPID) as last read.
 	panel      *runState
 	panelStamp fileStamp
+	panelPath  string
+	panelPID   int
 	frame      string // what is on the screen
 }
 
@@ -148,12 +151,12 @@ func (a *allWatcher) leaveScreen() {
 // refresh reads the runs again, and the opened run's state file.
 func (a *allWatcher) refresh() {
 	a.runs, a.err = a.reader.runs("")
+	// The opened run's state file is read even once the run has left the
+	// registry: its last write says how the run ended.
 	if a.view == viewPanel {
-		if v, ok := a.selected(); ok {
-			if s := stampOf(v.entry.State); s != a.panelStamp {
-				if st, err := readRunState(v.entry.State); err == nil && st.PID == v.PID {
-					a.panel, a.panelStamp = st, s
-				}
+		if s := stampOf(a.panelPath); s != a.panelStamp {
+			if st, err := readRunState(a.panelPath); err == nil && st.PID == a.panelPID {
+				a.panel, a.panelStamp = st, s
 			}
 		}
 	}
@@ -207,8 +210,9 @@ func (a *allWatcher) key(k byte) (quit bool) {
 			a.move(1)
 		}
 	case "\n", "\r":
-		if _, ok := a.selected(); ok && a.view == viewTable {
+		if v, ok := a.selected(); ok && a.view == viewTable {
 			a.view, a.panel, a.panelStamp, a.msg = viewPanel, nil, fileStamp{}, ""
+			a.panelPath, a.panelPID = v.entry.State, v.PID
 			a.refresh()
 		}
 	case "esc":
@@ -419,21 +423,23 @@ func stateStyle(state string) string {
 // its last lines.
 func (a *allWatcher) renderPanel(now time.Time, w, rows int, style func(s, sgr string) string, foot []string) (body, footOut []string) {
 	help := style(clipWidth("Esc back · s stop (again: cancel) · a answer · q quit", w), styleDim)
-	v, ok := a.selected()
-	switch {
-	case !ok:
-		return []string{"The run is no longer going on."}, append(foot, help)
-	case a.panel == nil:
-		return []string{"Waiting for the run of " + sanitizeString(v.label()) + " to write its state…"}, append(foot, help)
-	}
+	_, live := a.selected()
 	st := a.panel
+	switch {
+	case st == nil && !live:
+		return []string{"The run is no longer going on."}, append(foot, help)
+	case st == nil:
+		return []string{"Waiting for the run to write its state…"}, append(foot, help)
+	case !live && !st.Ended:
+		return []string{fmt.Sprintf("The run of %s (pid %d) ended without saying how: killed, or it crashed.", sanitizeString(st.Workspace), st.PID)}, append(foot, help)
+	}
 	panel := renderPanel(st, now, panelOpts{width: w + 1, color: a.color, watch: true, cancel: "press s"})
 	room := max(rows-len(panel)-len(foot)-5, 0)
 	for _, l := range st.Lines[max(len(st.Lines)-room, 0):] {
 		body = append(body, clipWidth(sanitizeString(l.Text), w))
 	}
 	if st.Ended {
-		body = append(body, "", clipWidth(sanitizeString(st.Ending), w))
+		return append(body, "", clipWidth("The run ended: "+sanitizeString(st.Ending), w)), append(foot, help)
 	}
 	return append(body, panel...), append(foot, help)
 }
