@@ -223,8 +223,9 @@ func (v runView) label() string {
 }
 
 // requestStop asks v's run to stop after its iteration, as 'claude-iterate
-// stop' does: the .stop file.
+// stop' does: the .stop file, written within the workspace (confineWrites).
 func (v runView) requestStop() error {
+	confineWrites(v.entry.Dir)
 	path := filepath.Join(v.entry.StateDir, stopFile)
 	if err := checkStopPath(path); err != nil {
 		return err
