@@ -35,6 +35,7 @@ const (
 	kindURL
 	kindConditions
 	kindOnQuestion
+	kindNumber // a number, 0 or more
 )
 
 // defaultLoopStagnation is the loop mode's stagnation threshold: a loop
@@ -68,10 +69,17 @@ var configKeys = []configKey{
 	{"defaultStagnationThreshold", kindCount, 2, "iterative mode: consecutive iterations without work that stop the run; 0 means never"},
 	{"loopStagnationThreshold", kindCount, defaultLoopStagnation, "loop mode: consecutive iterations without a higher progress.completed that stop the run; 0 means never (ralph mode: never unless set)"},
 	{"outputLevel", kindOutputLevel, outputProgress, "quiet, progress or verbose"},
+	{"agent", kindString, agentClaude, "the agent CLI that runs the iterations: claude or codex (also: --agent)"},
+	{"fallbackAgents", kindStringList, []string{}, "agents that take over, in order, when the one running hits its usage limit, e.g. [\"codex\"] (also: --fallback-agent)"},
 	{"claude.command", kindString, "claude", "the agent executable (also: --claude, $CLAUDE_ITERATE_CLAUDE)"},
 	{"claude.args", kindStringList, []string{}, "extra arguments given to the agent before -p"},
 	{"claude.permissionMode", kindString, "", "claude's --permission-mode (e.g. acceptEdits); empty means claude's default (also: --permission-mode)"},
 	{"claude.allowedTools", kindStringList, []string{}, "claude's --allowedTools, e.g. [\"Edit\",\"Write\",\"Bash(go test:*)\"] (also: --allowed-tools)"},
+	{"agents.codex.command", kindString, "codex", "codex's executable (also: $CLAUDE_ITERATE_CODEX)"},
+	{"agents.codex.args", kindStringList, []string{}, "extra arguments given to codex exec, before the tool's own"},
+	{"agents.codex.pricing.inputPerMTok", kindNumber, codexDefaultPricing.Input, "USD per million input tokens not cached, to estimate codex's cost (default: " + codexPricingDate + ")"},
+	{"agents.codex.pricing.cachedInputPerMTok", kindNumber, codexDefaultPricing.CachedInput, "USD per million cached input tokens, to estimate codex's cost"},
+	{"agents.codex.pricing.outputPerMTok", kindNumber, codexDefaultPricing.Output, "USD per million output tokens, to estimate codex's cost"},
 	{"notifyUrl", kindURL, "", "URL to POST ntfy-style notifications to; empty means none"},
 	{"notifyEvents", kindEventList, []string{"all"}, "events to notify: all, or some of " + strings.Join(notifyEventNames, ", ")},
 	{"notification.statusWatch.enabled", kindBool, true, "notify when the agent updates .status.json"},
@@ -81,6 +89,7 @@ var configKeys = []configKey{
 	{"onQuestion", kindOnQuestion, onQuestionWait, "when the agent asks a question: wait (for 'claude-iterate answer'), stop or continue"},
 	{"verification.autoVerify", kindBool, false, "verify a claimed completion with a read-only verifier before the run ends (also: run --verify)"},
 	{"verification.maxAttempts", kindCount, 2, "failed verifications that end the run (exit 1)"},
+	{"verification.agent", kindString, "", "the verifier's agent CLI (claude or codex); empty: the run's agent (also: verify --agent)"},
 	{"verification.depth", kindString, depthStandard, "how hard the verifier looks: quick, standard or deep"},
 	{"stop", kindConditions, nil, "stop conditions: {\"conditions\":[…], \"success\":[…], \"failure\":[…]} (see 'help run')"},
 }
@@ -121,13 +130,18 @@ type settings struct {
 	OutputLevel   string
 	ClaudeCommand string
 	ClaudeArgs    []string
-	NotifyURL     string
-	NotifyEvents  []string
-	StatusWatch   statusWatchSettings
-	Stop          *stopConfig // nil: none configured
-	MinIterations int
-	OnQuestion    string
-	Verification  verificationSettings
+	// Agent is the agent CLI of the iterations, FallbackAgents those that
+	// take over at a usage limit (agentcli.go); Codex is codex's keys.
+	Agent          string
+	FallbackAgents []string
+	Codex          codexSettings
+	NotifyURL      string
+	NotifyEvents   []string
+	StatusWatch    statusWatchSettings
+	Stop           *stopConfig // nil: none configured
+	MinIterations  int
+	OnQuestion     string
+	Verification   verificationSettings
 
 	// LoopStagnation is Stagnation for loop mode.
 	LoopStagnation int
@@ -168,6 +182,22 @@ func (s *settings) set(key string, v any) bool {
 		s.LoopStagnation = v.(int)
 	case "outputLevel":
 		s.OutputLevel = v.(string)
+	case "agent":
+		s.Agent = v.(string)
+	case "fallbackAgents":
+		s.FallbackAgents = v.([]string)
+	case "agents.codex.command":
+		s.Codex.Command = v.(string)
+	case "agents.codex.args":
+		s.Codex.Args = v.([]string)
+	case "agents.codex.pricing.inputPerMTok":
+		s.Codex.Pricing.Input = v.(float64)
+	case "agents.codex.pricing.cachedInputPerMTok":
+		s.Codex.Pricing.CachedInput = v.(float64)
+	case "agents.codex.pricing.outputPerMTok":
+		s.Codex.Pricing.Output = v.(float64)
+	case "verification.agent":
+		s.Verification.Agent = v.(string)
 	case "claude.command":
 		s.ClaudeCommand = v.(string)
 	case "claude.args":
@@ -287,6 +317,7 @@ func envLayer() *configLayer {
 	if c := os.Getenv("CLAUDE_ITERATE_CLAUDE"); c != "" {
 		l.values["claude.command"] = c
 	}
+	agentEnvLayer(l)
 	return l
 }
 
@@ -394,6 +425,22 @@ func checkKeyValue(key *configKey, v any) error {
 		}
 	case "verification.depth":
 		return checkDepth(v.(string))
+	case "agent":
+		return checkAgentName(v.(string))
+	case "verification.agent":
+		if s := v.(string); s != "" {
+			return checkAgentName(s)
+		}
+	case "fallbackAgents":
+		for _, n := range v.([]string) {
+			if err := checkAgentName(n); err != nil {
+				return err
+			}
+		}
+	case "agents.codex.command":
+		if v.(string) == "" {
+			return errors.New("must not be empty")
+		}
 	case "claude.permissionMode":
 		if s := v.(string); s != "" {
 			return checkPermissionMode(s)
@@ -416,6 +463,8 @@ func parseKindValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 	case kindCount:
 		return v.Int()
 	case kindSeconds:
+		return v.Float()
+	case kindNumber:
 		return v.Float()
 	case kindBool:
 		if v.Kind != jsonBool {

@@ -211,6 +211,7 @@ func configArgValue(key *configKey, arg string, element bool) (any, error) {
 var commaListKeys = map[string]string{
 	"claude.allowedTools": "Edit,Write,Bash",
 	"notifyEvents":        "completion,error",
+	"fallbackAgents":      "codex,claude",
 }
 
 // editConfigList adds elem to key's array, or removes it, starting from

@@ -2,9 +2,10 @@ package main
 
 // This file recognises usage and rate limits. The rules are: a limit is read
 // from a rate_limit_event with status "rejected" (resetsAt, epoch seconds),
-// from api_error_status 429 on the result, or from the CLI's two text forms —
-// "usage limit reached|<epoch>" and "You've hit your … limit · resets <time>"
-// — and only in the result text or the CLI's own (synthetic) assistant error
+// from api_error_status 429 on the result, or from the CLIs' text forms —
+// claude's "usage limit reached|<epoch>" and "You've hit your … limit ·
+// resets <time>", codex's "You've hit your usage limit. … try again at
+// <time>" (or "in 2 hours 5 minutes") — and only in the result text or the CLI's own (synthetic) assistant error
 // text, never in tool output, where a file that mentions a limit is just a
 // file.
 
@@ -44,12 +45,18 @@ const limitMarginEnv = "CLAUDE_ITERATE_LIMIT_MARGIN"
 var (
 	limitEpochRE = lazyRegexp(`(?i)usage limit reached\|(\d{9,12})`)
 	limitHitRE   = lazyRegexp(`(?i)hit your [^·\n]*limit\s*·\s*resets\s+([^\n]+)`)
+	// codex: "You've hit your usage limit. ... try again at 3:28 PM." or
+	// "... try again in 3 days 6 hours 57 minutes."
+	codexLimitRE = lazyRegexp(`(?i)you've hit your usage limit`)
+	codexAtRE    = lazyRegexp(`(?i)try again at\s+([^\n]+?)\.?\s*$`)
+	codexInRE    = lazyRegexp(`(?i)try again in\s+((?:\d+\s*(?:days?|hours?|minutes?|seconds?)[\s,and]*)+)`)
+	codexPartRE  = lazyRegexp(`(?i)(\d+)\s*(day|hour|minute|second)`)
 	clockRE      = lazyRegexp(`(?i)^(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
 )
 
 // isLimitText reports whether s is one of the CLI's limit messages.
 func isLimitText(s string) bool {
-	return limitEpochRE().MatchString(s) || limitHitRE().MatchString(s)
+	return limitEpochRE().MatchString(s) || limitHitRE().MatchString(s) || codexLimitRE().MatchString(s)
 }
 
 // limitResetFromText returns the reset time a limit message gives.
@@ -61,6 +68,20 @@ func limitResetFromText(s string, now time.Time) (time.Time, bool) {
 		}
 	}
 	if m := limitHitRE().FindStringSubmatch(s); m != nil {
+		return parseResetClock(strings.TrimSpace(m[1]), now)
+	}
+	if m := codexInRE().FindStringSubmatch(s); m != nil {
+		var d time.Duration
+		for _, p := range codexPartRE().FindAllStringSubmatch(m[1], -1) {
+			n, _ := strconv.Atoi(p[1])
+			unit := map[string]time.Duration{"day": 24 * time.Hour, "hour": time.Hour, "minute": time.Minute, "second": time.Second}[strings.ToLower(p[2])]
+			d += time.Duration(n) * unit
+		}
+		if d > 0 {
+			return now.Add(d), true
+		}
+	}
+	if m := codexAtRE().FindStringSubmatch(s); m != nil {
 		return parseResetClock(strings.TrimSpace(m[1]), now)
 	}
 	return time.Time{}, false

@@ -399,13 +399,14 @@ func (l *live) addLine(line string) {
 	l.dirty = true
 }
 
-// iterationStarted: iteration n's agent starts.
-func (l *live) iterationStarted(n int) {
+// iterationStarted: iteration n's agent (named agent) starts.
+func (l *live) iterationStarted(n int, agent string) {
 	if l == nil {
 		return
 	}
 	now := time.Now()
 	l.mu.Lock()
+	l.act.agent = agent
 	l.st.Phase, l.st.Iteration, l.st.IterStarted, l.st.Updated = phaseRunning, n, now, now
 	l.iterSuspendedMS = l.st.SuspendedMS
 	l.st.WaitUntil = time.Time{}

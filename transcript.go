@@ -282,8 +282,10 @@ func (f *formatter) formatToolUse(b contentBlock, indent string) {
 		}
 	case "NotebookEdit":
 		f.printf(indent, "%s %s", head, firstNonEmpty(in.NotebookPath, in.FilePath))
-	case "Bash":
+	case "Bash", codexToolCommand:
 		f.printf(indent, "%s $ %s", head, clip(in.Command, 2000))
+	case codexToolFile:
+		f.printf(indent, "%s %s", head, in.FilePath)
 	case "Grep", "Glob":
 		where := ""
 		if in.Path != "" {
@@ -327,7 +329,7 @@ func (f *formatter) formatToolResult(b contentBlock, indent string) {
 	switch name {
 	case "Read":
 		limit = previewReadLines
-	case "Bash":
+	case "Bash", codexToolCommand:
 		limit = previewBashLines
 	}
 	total := b.Content.lines
