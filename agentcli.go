@@ -34,7 +34,8 @@ package main
 //     whose text isLimitText knows (limits.go); nil for the claude
 //     stream-json fast path;
 //   - refusedHint: how to let it use its tools, shown once when it
-//     refused some;
+//     refused some; and, optionally, stderrRefusals: the refusals that
+//     only its stderr tells (codex's rejected patches);
 //   - sessionArgs: its arguments for setup and edit, run on the terminal
 //     with a system prompt and a first message.
 
@@ -275,6 +276,11 @@ func agentChildSpec(a agentCLI, cfg *settings, path string) childSpec {
 	spec := childSpec{path: path, argv0: a.executable(cfg), name: a.name()}
 	if a.newDecoder(cfg) != nil {
 		spec.decoder = func() streamDecoder { return a.newDecoder(cfg) }
+	}
+	if r, ok := a.(interface {
+		stderrRefusals(tail string) []permissionDenial
+	}); ok {
+		spec.stderrRefusals = r.stderrRefusals
 	}
 	return spec
 }
