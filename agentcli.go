@@ -23,7 +23,9 @@ package main
 //     the tool's permission settings mapped onto the CLI's (a setting with
 //     no meaning for it is refused here, a usage error, never ignored);
 //     the model;
-//   - verifierArgs: the same, read-only (the verifier must not write);
+//   - verifierArgs: the same, read-only (the verifier must not write),
+//     and verifierRefusedHint: the fix when the verifier's calls were
+//     refused ("": claude's, which names the allowed tools);
 //   - newDecoder: a decoder of its output, one line at a time, into
 //     streamEvents: text as assistant text blocks; tool calls as tool_use
 //     blocks (their name counts in the record's tools, their command or
@@ -57,6 +59,7 @@ type agentCLI interface {
 	newDecoder(cfg *settings) streamDecoder
 	refusedHint() string
 	sessionArgs(cfg *settings, systemPrompt, first string) []string
+	verifierRefusedHint() string
 }
 
 // streamDecoder turns an agent's output lines into the tool's events;
