@@ -45,13 +45,17 @@ const limitMarginEnv = "CLAUDE_ITERATE_LIMIT_MARGIN"
 var (
 	limitEpochRE = lazyRegexp(`(?i)usage limit reached\|(\d{9,12})`)
 	limitHitRE   = lazyRegexp(`(?i)hit your [^·\n]*limit\s*·\s*resets\s+([^\n]+)`)
-	// codex: "You've hit your usage limit. ... try again at 3:28 PM." or
+	// codex: "You’ve hit your usage limit. ... try again at 3:28 PM."
+	// (codex-cli 0.171.0 writes a typographic apostrophe; its source an
+	// ASCII one), "... at Nov 28th, 2026 6:55 AM." on another day, or
 	// "... try again in 3 days 6 hours 57 minutes."
-	codexLimitRE = lazyRegexp(`(?i)you've hit your usage limit`)
+	codexLimitRE = lazyRegexp(`(?i)you['’]ve hit your usage limit`)
 	codexAtRE    = lazyRegexp(`(?i)try again at\s+([^\n]+?)\.?\s*$`)
 	codexInRE    = lazyRegexp(`(?i)try again in\s+((?:\d+\s*(?:days?|hours?|minutes?|seconds?)[\s,and]*)+)`)
 	codexPartRE  = lazyRegexp(`(?i)(\d+)\s*(day|hour|minute|second)`)
-	clockRE      = lazyRegexp(`(?i)^(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
+	// clockRE: an optional date ("Nov 23,", codex's "Nov 28th, 2026"),
+	// the time, an optional zone in parentheses.
+	clockRE = lazyRegexp(`(?i)^(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
 )
 
 // isLimitText reports whether s is one of the CLI's limit messages.
@@ -97,6 +101,8 @@ func parseResetClock(s string, now time.Time) (time.Time, bool) {
 	if m == nil {
 		return time.Time{}, false
 	}
+	year := m[3]
+	m = append(m[:3], m[4:]...) // the groups below as before the year's
 	hour, _ := strconv.Atoi(m[3])
 	minute := 0
 	if m[4] != "" {
@@ -128,15 +134,24 @@ func parseResetClock(s string, now time.Time) (time.Time, bool) {
 		if !ok || day < 1 || day > 31 {
 			return time.Time{}, false
 		}
-		t := time.Date(n.Year(), mon, day, hour, minute, 0, 0, loc)
-		if t.Before(n.Add(-24 * time.Hour)) { // "Jan 2" seen on Dec 30
+		y := n.Year()
+		if year != "" {
+			y, _ = strconv.Atoi(year)
+		}
+		t := time.Date(y, mon, day, hour, minute, 0, 0, loc)
+		if year == "" && t.Before(n.Add(-24*time.Hour)) { // "Jan 2" seen on Dec 30
 			t = t.AddDate(1, 0, 0)
 		}
 		return t, true
 	}
 	t := time.Date(n.Year(), n.Month(), n.Day(), hour, minute, 0, 0, loc)
-	if !t.After(n) {
+	switch {
+	case !t.Add(time.Minute).After(n):
 		t = t.AddDate(0, 0, 1)
+	case !t.After(n):
+		// The CLIs show the reset to the minute: one in the current
+		// minute is within it, not tomorrow; its end is surely past it.
+		t = t.Add(time.Minute)
 	}
 	return t, true
 }
