@@ -75,11 +75,11 @@ func decodeCodexFast(line []byte) (*codexEvent, bool) {
 		case "message":
 			return s.strValue(&ev.Message)
 		case "usage":
-			return scanPtr(s, &ev.Usage, s.codexUsage)
+			return scanPtr(s, &ev.Usage, func(u *codexUsage) bool { return scanCodexUsage(s, u) })
 		case "error":
-			return scanPtr(s, &ev.Error, s.codexMessage)
+			return scanPtr(s, &ev.Error, func(m *codexMessage) bool { return scanCodexMessage(s, m) })
 		case "item":
-			return scanPtr(s, &ev.Item, s.codexItem)
+			return scanPtr(s, &ev.Item, func(it *codexItem) bool { return scanCodexItem(s, it) })
 		}
 		s.skip()
 		return true
@@ -90,8 +90,8 @@ func decodeCodexFast(line []byte) (*codexEvent, bool) {
 	return ev, true
 }
 
-// codexUsage reads a usage object.
-func (s *jsonScanner) codexUsage(u *codexUsage) bool {
+// scanCodexUsage reads a usage object.
+func scanCodexUsage(s *jsonScanner, u *codexUsage) bool {
 	if isNull, ok := s.objectStart(); !ok || isNull {
 		return ok
 	}
@@ -109,8 +109,8 @@ func (s *jsonScanner) codexUsage(u *codexUsage) bool {
 	})
 }
 
-// codexMessage reads an {"message": …} object.
-func (s *jsonScanner) codexMessage(m *codexMessage) bool {
+// scanCodexMessage reads an {"message": …} object.
+func scanCodexMessage(s *jsonScanner, m *codexMessage) bool {
 	if isNull, ok := s.objectStart(); !ok || isNull {
 		return ok
 	}
@@ -123,8 +123,8 @@ func (s *jsonScanner) codexMessage(m *codexMessage) bool {
 	})
 }
 
-// codexItem reads a thread item.
-func (s *jsonScanner) codexItem(it *codexItem) bool {
+// scanCodexItem reads a thread item.
+func scanCodexItem(s *jsonScanner, it *codexItem) bool {
 	if isNull, ok := s.objectStart(); !ok || isNull {
 		return ok
 	}
@@ -139,13 +139,13 @@ func (s *jsonScanner) codexItem(it *codexItem) bool {
 		case "command":
 			return s.strValue(&it.Command)
 		case "aggregated_output":
-			return s.codexOutputValue(&it.Output)
+			return scanCodexOutputValue(s, &it.Output)
 		case "exit_code":
 			return scanPtr(s, &it.ExitCode, s.intField)
 		case "status":
 			return s.strValue(&it.Status)
 		case "changes":
-			return scanList(s, &it.Changes, s.codexChange)
+			return scanList(s, &it.Changes, func(c *codexChange) bool { return scanCodexChange(s, c) })
 		case "server":
 			return s.strValue(&it.Server)
 		case "tool":
@@ -155,15 +155,15 @@ func (s *jsonScanner) codexItem(it *codexItem) bool {
 		case "message":
 			return s.strValue(&it.Message)
 		case "error":
-			return scanPtr(s, &it.Error, s.codexMessage)
+			return scanPtr(s, &it.Error, func(m *codexMessage) bool { return scanCodexMessage(s, m) })
 		}
 		s.skip()
 		return true
 	})
 }
 
-// codexOutputValue reads aggregated_output without decoding it whole.
-func (s *jsonScanner) codexOutputValue(o *codexOutput) bool {
+// scanCodexOutputValue reads aggregated_output without decoding it whole.
+func scanCodexOutputValue(s *jsonScanner, o *codexOutput) bool {
 	switch s.peek() {
 	case '"':
 		raw, st := s.str()
@@ -181,8 +181,8 @@ func (s *jsonScanner) codexOutputValue(o *codexOutput) bool {
 	return false
 }
 
-// codexChange reads one file change.
-func (s *jsonScanner) codexChange(c *codexChange) bool {
+// scanCodexChange reads one file change.
+func scanCodexChange(s *jsonScanner, c *codexChange) bool {
 	if isNull, ok := s.objectStart(); !ok || isNull {
 		return ok
 	}

@@ -109,10 +109,10 @@ type codexItem struct {
 }
 
 // UnmarshalJSON implements json.Unmarshaler: a command's output is read as
-// the fast path reads it (codexOutputValue), never decoded whole.
+// the fast path reads it (scanCodexOutputValue), never decoded whole.
 func (o *codexOutput) UnmarshalJSON(data []byte) error {
 	s := &jsonScanner{data: data}
-	if !s.codexOutputValue(o) || s.bad || !s.end() {
+	if !scanCodexOutputValue(s, o) || s.bad || !s.end() {
 		return errors.New("aggregated_output: not a JSON string")
 	}
 	return nil
