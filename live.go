@@ -162,6 +162,9 @@ type publisher struct {
 	notify *notifier
 	events *eventWriter
 	run    string // the run's id, in its events
+	// serveURL is where 'serve' is reached (config serve.url): the
+	// notifications link to the run's page there.
+	serveURL string
 	// statusNotify: status updates are published (statusWatch.enabled).
 	statusNotify bool
 }
@@ -188,7 +191,7 @@ type liveConfig struct {
 func newLive(lc liveConfig) *live {
 	now := time.Now()
 	l := &live{con: lc.con, log: lc.log, statePath: filepath.Join(lc.ws.StateDir, runStateFile), ws: lc.ws, heartbeat: defaultHeartbeat,
-		pub: publisher{events: lc.events, run: lc.run}}
+		pub: publisher{events: lc.events, run: lc.run, serveURL: lc.cfg.ServeURL}}
 	if lc.opts.heartbeat.set {
 		l.heartbeat = lc.opts.heartbeat.d
 	}
@@ -238,7 +241,9 @@ func (l *live) emit(ev runEvent) {
 	ev = l.stamp(ev)
 	l.pub.events.write(ev)
 	if l.pub.notify.wants(ev.Event) { // the message is made only for a subscriber
-		l.pub.notify.send(notificationFor(ev))
+		nt := notificationFor(ev)
+		nt.actions = viewAction(ev.Event, l.pub.serveURL, l.pub.run)
+		l.pub.notify.send(nt)
 	}
 }
 
