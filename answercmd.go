@@ -75,39 +75,11 @@ func runAnswer(env *cliEnv, args []string) error {
 		}
 		text = string(data)
 	}
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return usagef("empty answer")
-	}
-	if len(text) > maxAnswer {
-		return usagef("answer too long (%d bytes; at most %d)", len(text), maxAnswer)
-	}
-	// Two answers at once: both land, the second replacing the first (the
-	// answer read again under the lock, for the whole read-modify-write of
-	// ANSWERS.md). The answer file goes first: ANSWERS.md is replaced last,
-	// as a command that comes after that locks the new file.
-	unlock, err := lockMaking(w.answersPath(), 0o600)
-	if err != nil {
-		return fmt.Errorf("cannot update %s: %w", relPath(env.projectRoot, w.answersPath()), unwrapPathError(err))
-	}
-	defer unlock()
-	// A run takes an answer under this lock (questionDesk.take): the
-	// question seen pending above may have been answered and taken since.
-	now, err := w.questionsNow()
-	if err != nil {
+	if text, err = cleanAnswer(text); err != nil {
 		return err
 	}
-	if now == nil || now.Pending == "" || now.Hash != q.Hash {
-		return questionGoneError(w, label, q.Hash, now, relPath(env.projectRoot, w.answersPath()))
-	}
-	earlier, _ := readAnswer(w)
-	replaces := earlier != nil && earlier.Hash == q.Hash
-	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
-	data, _ := json.Marshal(&a)
-	if err := writeFileAtomicSync(w.answerPath(), append(data, '\n'), 0o600, true); err != nil {
-		return fmt.Errorf("saving the answer: %w", err)
-	}
-	if err := appendAnswers(w, a, replaces); err != nil {
+	replaces, err := saveAnswer(w, q, text, label, relPath(env.projectRoot, w.answersPath()))
+	if err != nil {
 		return err
 	}
 	verb := "saved"
@@ -121,6 +93,54 @@ func runAnswer(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "No run is going on: the next run gives it to the agent\n")
 	}
 	return nil
+}
+
+// cleanAnswer is text as an answer: trimmed, not empty, not too long.
+func cleanAnswer(text string) (string, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", usagef("empty answer")
+	}
+	if len(text) > maxAnswer {
+		return "", usagef("answer too long (%d bytes; at most %d)", len(text), maxAnswer)
+	}
+	return text, nil
+}
+
+// saveAnswer gives text as the answer to q, the question seen pending in
+// w (label: the workspace as named), and reports whether it replaces an
+// answer no run has taken yet; answers is ANSWERS.md, as shown. It is the
+// answer command's, and 'watch --all”s and serve's.
+func saveAnswer(w *workspace, q *questionState, text, label, answers string) (replaces bool, err error) {
+	// Two answers at once: both land, the second replacing the first (the
+	// answer read again under the lock, for the whole read-modify-write of
+	// ANSWERS.md). The answer file goes first: ANSWERS.md is replaced last,
+	// as a command that comes after that locks the new file.
+	unlock, err := lockMaking(w.answersPath(), 0o600)
+	if err != nil {
+		return false, fmt.Errorf("cannot update %s: %w", answers, unwrapPathError(err))
+	}
+	defer unlock()
+	// A run takes an answer under this lock (questionDesk.take): the
+	// question seen pending above may have been answered and taken since.
+	now, err := w.questionsNow()
+	if err != nil {
+		return false, err
+	}
+	if now == nil || now.Pending == "" || now.Hash != q.Hash {
+		return false, questionGoneError(w, label, q.Hash, now, answers)
+	}
+	earlier, _ := readAnswer(w)
+	replaces = earlier != nil && earlier.Hash == q.Hash
+	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
+	data, _ := json.Marshal(&a)
+	if err := writeFileAtomicSync(w.answerPath(), append(data, '\n'), 0o600, true); err != nil {
+		return false, fmt.Errorf("saving the answer: %w", err)
+	}
+	if err := appendAnswers(w, a, replaces); err != nil {
+		return false, err
+	}
+	return replaces, nil
 }
 
 // questionGoneError refuses an answer to the question of hash h, pending

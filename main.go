@@ -14,6 +14,7 @@
 //	claude-iterate verify   <workspace> [--depth quick|standard|deep] [--json]
 //	claude-iterate answer   <workspace> TEXT|-
 //	claude-iterate watch    [<workspace>]
+//	claude-iterate ps       [--json] [--project]
 //	claude-iterate logs     <workspace> [-f] [--run N] [--list]
 //	claude-iterate list     [--archived]
 //	claude-iterate status   [<workspace>] [--json] [--archived]

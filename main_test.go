@@ -47,10 +47,13 @@ func unignoreSignals() {
 }
 
 // scriptEnv is what every scenario's environment holds: a user config
-// directory of its own, and no second of sleep at each race-enabled
+// directory and a state directory (the registry of live runs) of its own
+// (the latter beside $WORK, out of the scenarios' git trees and listings),
+// and no second of sleep at each race-enabled
 // binary's exit (the scripts run hundreds of them).
 func scriptEnv(env *testscript.Env) {
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+	env.Setenv("XDG_STATE_HOME", env.WorkDir+".state")
 	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 

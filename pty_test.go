@@ -70,7 +70,7 @@ type termSession struct {
 var sessions sync.Map // *testscript.TestScript → *termSession
 
 // passedEnv are the script variables the terminal's shell gets.
-var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONFIG_HOME", "GORACE",
+var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE",
 	"FAKE_CLAUDE", "CLAUDE_ITERATE_TEST_PANIC", "CLAUDE_ITERATE_RESULT_WATCHDOG", "CLAUDE_ITERATE_LIMIT_MARGIN", "CLAUDE_ITERATE_MOCK_PACE",
 	// The real-CLI scenarios (realclaude_test.go: offlineEnv and the fake API).
 	"CLAUDE_ITERATE_CLAUDE", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER",
