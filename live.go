@@ -159,12 +159,10 @@ type live struct {
 // publisher is where a run's events go: the event stream and the
 // notifications.
 type publisher struct {
-	notify *notifier
-	events *eventWriter
-	run    string // the run's id, in its events
-	// serveURL is where 'serve' is reached (config serve.url): the
-	// notifications link to the run's page there.
-	serveURL string
+	notify   *notifier
+	events   *eventWriter
+	run      string // the run's id, in its events
+	serveURL string // where 'serve' is reached (serve.url): notifications link there
 	// statusNotify: status updates are published (statusWatch.enabled).
 	statusNotify bool
 }
@@ -241,9 +239,7 @@ func (l *live) emit(ev runEvent) {
 	ev = l.stamp(ev)
 	l.pub.events.write(ev)
 	if l.pub.notify.wants(ev.Event) { // the message is made only for a subscriber
-		nt := notificationFor(ev)
-		nt.actions = viewAction(ev.Event, l.pub.serveURL, l.pub.run)
-		l.pub.notify.send(nt)
+		l.pub.notify.send(withView(notificationFor(ev), l.pub.serveURL, l.pub.run))
 	}
 }
 

@@ -47,7 +47,7 @@ type notification struct {
 	tags     string // ntfy's tags: emoji short codes, comma-separated
 	body     string
 	// actions is ntfy's Actions header: a "view" action to the run's page
-	// in 'serve' (viewAction), or "".
+	// in 'serve' (withView), or "".
 	actions string
 }
 
@@ -291,18 +291,18 @@ func (n *notifier) summarize(left int64, why string) {
 // servePagePath is where 'serve' shows one run's page: servePagePath+id.
 const servePagePath = "/runs/"
 
-// viewAction is ntfy's "view" action that opens the page of run id in
-// 'serve', reached at serveURL (config serve.url): what the question and
-// completion notifications carry, so that a phone gets to the answer
-// button in one tap. "" without serveURL, or for another event.
-func viewAction(event, serveURL, id string) string {
-	if serveURL == "" || id == "" || (event != eventQuestion && event != eventCompleted) {
-		return ""
+// withView is nt with ntfy's "view" action that opens the page of run id
+// in 'serve', reached at serveURL (config serve.url), when nt is a question
+// or a completion: a phone gets to the answer button in one tap.
+func withView(nt notification, serveURL, id string) notification {
+	if serveURL == "" || id == "" || (nt.event != eventQuestion && nt.event != eventCompleted) {
+		return nt
 	}
 	// The simple header format splits on commas and semicolons: the URL
 	// is quoted, and a quote in it escaped (checkNotifyURL refused spaces).
 	u := strings.TrimRight(serveURL, "/") + servePagePath + url.PathEscape(id)
-	return `view, Open the run, "` + strings.ReplaceAll(u, `"`, "%22") + `", clear=true`
+	nt.actions = `view, Open the run, "` + strings.ReplaceAll(u, `"`, "%22") + `", clear=true`
+	return nt
 }
 
 // headerText makes s a header value: one line, printable, and RFC 2047
