@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -336,5 +337,21 @@ func (b *cdp) click(ts *testscript.TestScript, selector string) {
 	}
 	for _, typ := range []string{"mousePressed", "mouseReleased"} {
 		b.call(ts, b.session, "Input.dispatchMouseEvent", map[string]any{"type": typ, "x": xy[0], "y": xy[1], "button": "left", "clickCount": 1}, nil)
+	}
+}
+
+// TestBrowserCondition: without a browser, [browser] is false (the
+// scenario skips), unless CI requires one: then it is an error (the
+// scenario fails).
+func TestBrowserCondition(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("CLAUDE_ITERATE_BROWSER", "")
+	t.Setenv("CLAUDE_ITERATE_REQUIRE_BROWSER", "")
+	if ok, err := browserCondition(); ok || err != nil {
+		t.Errorf("browserCondition() = %v, %v; want false, nil", ok, err)
+	}
+	t.Setenv("CLAUDE_ITERATE_REQUIRE_BROWSER", "1")
+	if ok, err := browserCondition(); ok || err == nil {
+		t.Errorf("browserCondition() with CLAUDE_ITERATE_REQUIRE_BROWSER=1 = %v, %v; want false, an error", ok, err)
 	}
 }
