@@ -81,8 +81,9 @@ Examples:
   claude-iterate serve --listen 100.64.0.7 --port 8080   # a Tailscale address
 `
 
-// servePoll is how often an open page or stream looks at the runs' files.
-const servePoll = 500 * time.Millisecond
+// servePoll is how often an open stream looks at its run's files (a
+// variable for the tests).
+var servePoll = 500 * time.Millisecond
 
 // serveFile is the file, in the state directory, holding the token and the
 // URL of the last serve.

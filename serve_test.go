@@ -14,11 +14,12 @@ package main
 //	envmatch NAME FILE REGEXP
 //	                         set $NAME to the first group of REGEXP's
 //	                         first match in FILE (a run's id, from ps)
-//	streams read|stall N URL [-H 'K: V']...
+//	streams read|stall N URL [-H 'K: V']... [-o FILE]
 //	                         open N event streams, reading and dropping
-//	                         what comes, or never reading anything (a
-//	                         receive buffer of a few KiB); they stay open
-//	                         until the scenario ends
+//	                         what comes (the first one's copied to FILE),
+//	                         or never reading anything (a receive buffer
+//	                         of a few KiB); they stay open until the
+//	                         scenario ends
 //
 // Every request and stream ends when the scenario does.
 
@@ -101,11 +102,11 @@ func cmdEnvMatch(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], m[1])
 }
 
-// httpArgs parses -H and -d options before the rest.
+// httpArgs parses -H, -d and -o options before the rest.
 func httpArgs(ts *testscript.TestScript, args []string) (hdr http.Header, body string, rest []string) {
 	hdr = http.Header{}
-	for len(args) >= 2 && (args[0] == "-H" || args[0] == "-d") {
-		if args[0] == "-d" {
+	for len(args) >= 2 && (args[0] == "-H" || args[0] == "-d" || args[0] == "-o") {
+		if args[0] == "-d" || args[0] == "-o" {
 			body = args[1]
 		} else {
 			k, v, ok := strings.Cut(args[1], ":")
@@ -157,7 +158,7 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 
 func cmdStreams(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 || (args[0] != "read" && args[0] != "stall") {
-		ts.Fatalf("usage: streams read|stall N URL [-H 'K: V']...")
+		ts.Fatalf("usage: streams read|stall N URL [-H 'K: V']... [-o FILE]")
 	}
 	var n int
 	if _, err := fmt.Sscan(args[1], &n); err != nil || n <= 0 {
@@ -167,9 +168,15 @@ func cmdStreams(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("streams: %v", err)
 	}
-	hdr, _, rest := httpArgs(ts, args[3:])
+	hdr, copyTo, rest := httpArgs(ts, args[3:])
 	if len(rest) != 0 {
-		ts.Fatalf("usage: streams read|stall N URL [-H 'K: V']...")
+		ts.Fatalf("usage: streams read|stall N URL [-H 'K: V']... [-o FILE]")
+	}
+	var copyFile *os.File
+	if copyTo != "" {
+		f, err := os.Create(ts.MkAbs(copyTo))
+		ts.Check(err)
+		copyFile = f
 	}
 	stall := args[0] == "stall"
 	d := net.Dialer{Timeout: 10 * time.Second}
@@ -209,10 +216,14 @@ func cmdStreams(ts *testscript.TestScript, neg bool, args []string) {
 		if err != nil || !strings.Contains(status, " 200 ") {
 			ts.Fatalf("streams: the stream answered %q (%v)", strings.TrimSpace(status), err)
 		}
+		var to io.Writer = io.Discard
+		if i == 0 && copyFile != nil {
+			to = copyFile
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			io.Copy(io.Discard, br)
+			io.Copy(to, br)
 		}()
 	}
 	ts.Defer(func() {
@@ -222,5 +233,8 @@ func cmdStreams(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		mu.Unlock()
 		wg.Wait()
+		if copyFile != nil {
+			copyFile.Close()
+		}
 	})
 }

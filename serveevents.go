@@ -26,13 +26,16 @@ import (
 	"time"
 )
 
+// streamWriteTimeout is how long a client may take to take a write (a
+// variable for the tests).
+var streamWriteTimeout = 10 * time.Second
+
 // Limits of the event streams.
 const (
-	maxStreams         = 256
-	streamWriteTimeout = 10 * time.Second
-	streamKeepAlive    = 15 * time.Second
-	streamBacklog      = 64 << 10
-	streamChunk        = 256 << 10
+	maxStreams      = 256
+	streamKeepAlive = 15 * time.Second
+	streamBacklog   = 64 << 10
+	streamChunk     = 256 << 10
 	// streamViewEvery: a view that changed is sent at most this often.
 	streamViewEvery = time.Second
 )
