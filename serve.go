@@ -29,6 +29,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -158,11 +160,12 @@ func (s *server) serve(env *cliEnv, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           &serveGate{token: s.token, readOnly: s.readOnly, next: s.mux},
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		// No WriteTimeout: an event stream lasts; each write has its own
-		// deadline (serveevents.go).
+		// No ReadTimeout, no WriteTimeout: an event stream lasts (a read
+		// deadline passed would end it); a body has its own deadline
+		// (serveapi.go), and each write of a stream its own.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
