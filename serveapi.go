@@ -137,9 +137,13 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	serveJSON(w, http.StatusOK, detailOf(*v, serveRecords))
 }
 
-// detailOf is v with its last n records and its last lines.
+// detailOf is v with its last n records (none read when n is 0) and its
+// last lines.
 func detailOf(v runView, n int) runDetail {
-	d := runDetail{runView: v, History: lastRecords(filepath.Join(v.entry.StateDir, historyFile), v.ID, n), Lines: []stateLine{}}
+	d := runDetail{runView: v, Lines: []stateLine{}}
+	if n > 0 {
+		d.History = lastRecords(filepath.Join(v.entry.StateDir, historyFile), v.ID, n)
+	}
 	if st, err := readRunState(v.entry.State); err == nil && st.PID == v.PID && st.Lines != nil {
 		d.Lines = st.Lines
 	}
