@@ -63,7 +63,7 @@ func commandTable() []*command {
 		{name: "stop", summary: "ask a run to stop after its current iteration", usage: stopUsage, run: runStop},
 		{name: "verify", summary: "check with a read-only verifier whether the task is really done", usage: verifyUsage, waits: true, run: runVerify},
 		{name: "answer", summary: "answer the question the agent asked", usage: answerUsage, run: runAnswer},
-		{name: "watch", summary: "show the live panel of a run in progress, from another shell", usage: watchUsage, waits: true, run: runWatch},
+		{name: "watch", summary: "show the live panel of a run in progress, or every run (--all)", usage: watchUsage, waits: true, run: runWatch},
 		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, waits: true, run: runLogs},
 		{name: "ps", summary: "list the runs going on on this machine, in every project", usage: psUsage, run: runPS},
 		{name: "serve", summary: "serve a web page and a JSON API over the runs going on, for a browser or a phone", usage: serveUsage, waits: true, run: runServe},

@@ -13,7 +13,7 @@
 //	claude-iterate stop     [<workspace>] [--cancel]
 //	claude-iterate verify   <workspace> [--depth quick|standard|deep] [--json]
 //	claude-iterate answer   <workspace> TEXT|-
-//	claude-iterate watch    [<workspace>]
+//	claude-iterate watch    [<workspace>] | --all
 //	claude-iterate ps       [--json] [--project]
 //	claude-iterate logs     <workspace> [-f] [--run N] [--list]
 //	claude-iterate serve    [--port N] [--listen ADDR] [--read-only]

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,9 +70,34 @@ type runView struct {
 
 // liveRuns returns the live runs of the registry, of the project at
 // project only unless it is "": those waiting for a person first, then
-// the oldest first.
+// the oldest first (then by project and workspace).
 func liveRuns(project string) ([]runView, error) {
-	entries, err := liveEntries()
+	return (&runsReader{}).runs(project)
+}
+
+// runsReader reads the live runs again and again (watch --all, serve),
+// reading only what changed: an entry once, a state file when its stamp
+// changes. Its zero value reads everything each time. It is not safe for
+// concurrent use: one goroutine reads with it.
+type runsReader struct {
+	entries map[string]runEntry
+	states  map[string]seenState
+}
+
+// seenState is a state file as last read.
+type seenState struct {
+	stamp fileStamp
+	st    *runState
+}
+
+// newRunsReader returns a runsReader that keeps what it read.
+func newRunsReader() *runsReader {
+	return &runsReader{entries: map[string]runEntry{}, states: map[string]seenState{}}
+}
+
+// runs is liveRuns.
+func (rr *runsReader) runs(project string) ([]runView, error) {
+	entries, err := liveEntries(rr.entries)
 	if err != nil {
 		return nil, err
 	}
@@ -81,16 +107,41 @@ func liveRuns(project string) ([]runView, error) {
 		if project != "" && !sameDir(e.Project, project) {
 			continue
 		}
-		out = append(out, viewOf(e, now))
+		out = append(out, viewOf(e, rr.state(e.State), now))
+	}
+	if rr.states != nil {
+		for path := range rr.states {
+			if !slices.ContainsFunc(entries, func(e runEntry) bool { return e.State == path }) {
+				delete(rr.states, path)
+			}
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		wi, wj := out[i].State == runStateWaiting, out[j].State == runStateWaiting
 		if wi != wj {
 			return wi
 		}
-		return out[i].entry.Started.Before(out[j].entry.Started)
+		if si, sj := out[i].entry.Started, out[j].entry.Started; !si.Equal(sj) {
+			return si.Before(sj)
+		}
+		return out[i].Project+"\x00"+out[i].Workspace < out[j].Project+"\x00"+out[j].Workspace
 	})
 	return out, nil
+}
+
+// state reads the state file at path, nil if it cannot.
+func (rr *runsReader) state(path string) *runState {
+	if rr.states == nil {
+		st, _ := readRunState(path)
+		return st
+	}
+	stamp := stampOf(path)
+	if seen, ok := rr.states[path]; ok && seen.stamp == stamp {
+		return seen.st
+	}
+	st, _ := readRunState(path)
+	rr.states[path] = seenState{stamp: stamp, st: st}
+	return st
 }
 
 // sameDir reports whether a and b name the same directory.
@@ -106,14 +157,13 @@ func sameDir(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// viewOf is e's run as its state file shows it at now. Before the run
-// writes its state file (or while the file is an earlier run's), the run
-// is starting.
-func viewOf(e runEntry, now time.Time) runView {
+// viewOf is e's run as its state file, st (nil if unread), shows it at
+// now. Before the run writes its state file (or while the file is an
+// earlier run's), the run is starting.
+func viewOf(e runEntry, st *runState, now time.Time) runView {
 	v := runView{ID: e.ID, Project: e.Project, Workspace: e.Workspace, Path: e.Dir, Agent: e.Agent, PID: e.PID, entry: e}
 	v.StopRequested = stopFileExists(filepath.Join(e.StateDir, stopFile))
-	st, err := readRunState(e.State)
-	if err != nil || st.PID != e.PID || !st.Started.Equal(e.Started) {
+	if st == nil || st.PID != e.PID || !st.Started.Equal(e.Started) {
 		v.State, v.Now = runStateRunning, "starting"
 		if v.StopRequested {
 			v.State = runStateStopping
@@ -173,8 +223,9 @@ func (v runView) label() string {
 }
 
 // requestStop asks v's run to stop after its iteration, as 'claude-iterate
-// stop' does: the .stop file.
+// stop' does: the .stop file, written within the workspace (confineWrites).
 func (v runView) requestStop() error {
+	confineWrites(v.entry.Dir)
 	path := filepath.Join(v.entry.StateDir, stopFile)
 	if err := checkStopPath(path); err != nil {
 		return err
@@ -277,13 +328,93 @@ func writePS(w io.Writer, runs []runView, here bool) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROJECT\tWORKSPACE\tSTATE\tITERATION\tELAPSED\tCOST\tPROGRESS\tNOW")
+	fmt.Fprintln(tw, strings.Join(psHeader, "\t"))
 	for _, v := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sanitizeString(filepath.Base(v.Project)), sanitizeString(v.Workspace),
-			stateWords(v.State), iterationText(v), compactDuration(time.Duration(v.ElapsedMS)*time.Millisecond),
-			formatCost(v.CostUSD), progressText(v.Progress), sanitizeString(clipWidth(v.Now, 60)))
+		row := psRow(v)
+		row[len(row)-1] = clipWidth(row[len(row)-1], 60)
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
+}
+
+// psHeader is the table's header; psPriorities say which columns a narrow
+// terminal keeps (watch --all): the higher, the later dropped; the last
+// column is clipped before it is dropped.
+var (
+	psHeader     = []string{"PROJECT", "WORKSPACE", "STATE", "ITERATION", "ELAPSED", "COST", "PROGRESS", "NOW"}
+	psPriorities = []int{1, prioKeep, 8, 6, 3, 4, 2, 5}
+)
+
+// psRow is v's row of the table, sanitized.
+func psRow(v runView) []string {
+	return []string{sanitizeString(clipWidth(filepath.Base(v.Project), 24)), sanitizeString(clipWidth(v.Workspace, 24)),
+		stateWords(v.State), iterationText(v), compactDuration(time.Duration(v.ElapsedMS) * time.Millisecond),
+		formatCost(v.CostUSD), progressText(v.Progress), sanitizeString(oneLine(v.Now))}
+}
+
+// fitTable lays out a table in w columns: columns two spaces apart, the
+// lowest-priority ones dropped and the last one clipped until it fits.
+func fitTable(header []string, rows [][]string, prio []int, w int) (string, []string) {
+	n := len(header)
+	widths := make([]int, n)
+	for i, h := range header {
+		widths[i] = displayWidth(h)
+		for _, r := range rows {
+			widths[i] = max(widths[i], displayWidth(r[i]))
+		}
+	}
+	keep := make([]bool, n)
+	for i := range keep {
+		keep[i] = true
+	}
+	total := func() int {
+		t, k := 0, 0
+		for i, ok := range keep {
+			if ok {
+				t, k = t+widths[i], k+1
+			}
+		}
+		return t + 2*max(k-1, 0)
+	}
+	last := n - 1
+	for total() > w {
+		if over := total() - w; keep[last] && widths[last]-over >= minFlexWidth {
+			widths[last] -= over
+			break
+		}
+		low := -1
+		for i, ok := range keep {
+			if ok && prio[i] < prioKeep && (low < 0 || prio[i] < prio[low]) {
+				low = i
+			}
+		}
+		if low < 0 {
+			break
+		}
+		keep[low] = false
+	}
+	line := func(cells []string) string {
+		var b strings.Builder
+		for i, c := range cells {
+			if !keep[i] {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString("  ")
+			}
+			c = clipWidth(c, widths[i])
+			b.WriteString(c)
+			if i != last {
+				b.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)))
+			}
+		}
+		return clipWidth(strings.TrimRight(b.String(), " "), w)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = line(r)
+	}
+	return line(header), out
 }
 
 // iterationText is "3/50", or "-" before the first iteration.

@@ -12,7 +12,7 @@ package main
 //	term start                 start bash -i under a new pty (in $WORK, with
 //	                           the script's environment)
 //	term type TEXT             type TEXT and Enter
-//	term key KEY               press one key: ^C, ^Z, ^D, or a character
+//	term key KEY               press one key: ^C, ^Z, ^D, a character, or up, down, esc, enter
 //	term wait REGEXP           wait until the screen shows REGEXP (after the
 //	                           previous match)
 //	term status N              wait for bash's prompt, ask for $? and assert it is N
@@ -76,6 +76,10 @@ var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONF
 	"CLAUDE_ITERATE_CLAUDE", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER",
 	"DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "IS_SANDBOX"}
 
+// namedKeys are the keys 'term key' takes by name, and what a terminal
+// sends for them.
+var namedKeys = map[string]string{"up": "\x1b[A", "down": "\x1b[B", "esc": "\x1b", "enter": "\r"}
+
 func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: term start|type|key|wait|status|dump|resize|screen ...")
@@ -102,6 +106,10 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 		k := args[1]
 		if len(k) == 2 && k[0] == '^' {
 			k = string(rune(k[1] & 0x1f))
+		}
+		if seq, ok := namedKeys[k]; ok {
+			s.write(ts, seq)
+			return
 		}
 		if len(k) != 1 {
 			ts.Fatalf("term key: %q is not one key", args[1])

@@ -146,10 +146,12 @@ func validRunID(id string) bool {
 	return true
 }
 
-// liveEntries reads the registry: the live runs' entries, sorted by start.
-// A dead entry (its process gone, or its pid another process's now) is
-// removed; a file that is not an entry is left alone.
-func liveEntries() ([]runEntry, error) {
+// liveEntries reads the registry: the live runs' entries, sorted by
+// name. A dead entry (its process gone, or its pid another process's now)
+// is removed; a file that is not an entry is left alone. known caches the
+// entries read before, by file name (an entry is written once, never
+// changed); nil: none.
+func liveEntries(known map[string]runEntry) ([]runEntry, error) {
 	dir := registryDir()
 	if dir == "" {
 		return nil, nil
@@ -162,25 +164,37 @@ func liveEntries() ([]runEntry, error) {
 		return nil, fmt.Errorf("reading the registry of runs %s: %w", dir, unwrapPathError(err))
 	}
 	var out []runEntry
+	seen := map[string]bool{}
 	for _, d := range names {
 		id, ok := strings.CutSuffix(d.Name(), ".json")
 		if !ok || !validRunID(id) || !d.Type().IsRegular() {
 			continue
 		}
 		path := filepath.Join(dir, d.Name())
-		data, err := readRegularFile(path, registryCap)
-		if err != nil {
-			continue // removed meanwhile: the run ended
-		}
-		var e runEntry
-		if json.Unmarshal(data, &e) != nil || e.ID != id {
-			continue // not an entry: not the registry's to remove
+		e, ok := known[d.Name()]
+		if !ok {
+			data, err := readRegularFile(path, registryCap)
+			if err != nil {
+				continue // removed meanwhile: the run ended
+			}
+			if json.Unmarshal(data, &e) != nil || e.ID != id {
+				continue // not an entry: not the registry's to remove
+			}
 		}
 		if !entryAlive(e) {
 			os.Remove(path)
 			continue
 		}
+		if known != nil {
+			known[d.Name()] = e
+			seen[d.Name()] = true
+		}
 		out = append(out, e)
+	}
+	for name := range known {
+		if !seen[name] {
+			delete(known, name)
+		}
 	}
 	return out, nil
 }

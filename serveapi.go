@@ -137,17 +137,18 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	serveJSON(w, http.StatusOK, detailOf(*v, serveRecords))
 }
 
-// detailOf is v with its last n records (none read when n is 0) and its
-// last lines.
+// detailOf is v with its last n records and its last lines.
 func detailOf(v runView, n int) runDetail {
-	d := runDetail{runView: v, Lines: []stateLine{}}
-	if n > 0 {
-		d.History = lastRecords(filepath.Join(v.entry.StateDir, historyFile), v.ID, n)
+	st, _ := readRunState(v.entry.State)
+	return runDetail{runView: v, History: lastRecords(filepath.Join(v.entry.StateDir, historyFile), v.ID, n), Lines: linesOf(st, v.PID)}
+}
+
+// linesOf is the last lines of run pid's output its state file st keeps.
+func linesOf(st *runState, pid int) []stateLine {
+	if st == nil || st.PID != pid || st.Lines == nil {
+		return []stateLine{}
 	}
-	if st, err := readRunState(v.entry.State); err == nil && st.PID == v.PID && st.Lines != nil {
-		d.Lines = st.Lines
-	}
-	return d
+	return st.Lines
 }
 
 // lastRecords returns the last n records of run id in the history at path,

@@ -108,11 +108,12 @@ type runStream struct {
 	fromHistory bool
 	lastView    []byte
 	viewAt      time.Time
+	states      *runsReader // the state file, read when it changed
 }
 
 // newRunStream follows v's run.
 func newRunStream(v runView) *runStream {
-	rs := &runStream{e: v.entry, max: v.MaxIterations, tail: fileTail{path: v.entry.Events}}
+	rs := &runStream{e: v.entry, max: v.MaxIterations, tail: fileTail{path: v.entry.Events}, states: newRunsReader()}
 	if rs.tail.path == "" {
 		rs.fromHistory = true
 		rs.tail.path = filepath.Join(v.entry.StateDir, historyFile)
@@ -151,10 +152,11 @@ func (rs *runStream) poll(now time.Time) ([]byte, bool) {
 }
 
 // view is the run's view as JSON when it changed since the last one sent
-// (its elapsed time aside, which the page counts itself), else nil.
+// (its elapsed time aside, which the page counts itself), else nil. The
+// state file is read again only when it changed.
 func (rs *runStream) view(now time.Time) []byte {
-	d := detailOf(viewOf(rs.e, now), 0)
-	d.History = nil
+	st := rs.states.state(rs.e.State)
+	d := runDetail{runView: viewOf(rs.e, st, now), Lines: linesOf(st, rs.e.PID)}
 	rs.max = d.MaxIterations
 	elapsed := d.ElapsedMS
 	d.ElapsedMS = 0

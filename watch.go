@@ -28,6 +28,7 @@ const watchPoll = 250 * time.Millisecond
 
 // watchUsage is the manual of the watch command.
 const watchUsage = `Usage: claude-iterate watch [<workspace>]
+       claude-iterate watch --all
 
 Shows the live panel of a run in progress, from another shell (or after
 'nohup claude-iterate run … &'): its state, iterations, elapsed time, what
@@ -49,8 +50,18 @@ SIGINT, SIGQUIT or SIGTERM); 1 when no run is in progress or the run ended
 without saying how (killed with SIGKILL); 130 after Ctrl+C (129 or 143
 when the watch itself gets SIGHUP or SIGTERM).
 
+With --all, watches every run going on on this machine, in every project:
+ps's table, live, full screen, the runs waiting for an answer first. The
+keys: up and down (or k and j) select a run; Enter opens its panel, as
+'watch <workspace>' shows it, and Esc comes back; s asks the selected run
+to stop after its iteration, and s again cancels that; a answers its
+question in a one-line editor (Enter sends, Esc cancels); q quits.
+Leaving never touches a run. Without a terminal (or with TERM=dumb), it
+prints ps's table once and exits.
+
 Examples:
   claude-iterate watch demo
+  claude-iterate watch --all
   nohup claude-iterate run demo > run.out 2>&1 & claude-iterate watch demo
 `
 
@@ -71,9 +82,16 @@ func readRunState(path string) (*runState, error) {
 
 func runWatch(env *cliEnv, args []string) error {
 	fs := newFlagSet("watch")
+	all := fs.Bool("all", false, "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
+	}
+	if *all {
+		if len(pos) > 0 {
+			return usagef("--all watches every run: give no workspace with it")
+		}
+		return runWatchAll(env)
 	}
 	w, warn, err := lookAtWorkspace(env, pos)
 	if err != nil {

@@ -13,7 +13,8 @@
 # process), so it holds on a busy machine where wall time does not; a load
 # above 0.5 (at the start or the end) is printed with a warning.
 #
-#   1. start-up: `stop` and `--help`, next to /bin/true
+#   1. start-up: `stop` and `--help`, next to /bin/true; `ps` with 50
+#      runs registered
 #   2. overhead per iteration over a bash for-loop running the same agent
 #      (wall and CPU), and the floor: a Go program running the agent with
 #      os/exec and the same process setup
@@ -164,6 +165,37 @@ for r in $(seq "$rounds"); do
 done
 "$ci" stop bench --cancel > /dev/null
 
+echo "bench.sh: ps with 50 runs registered" >&2
+# 50 entries in a registry of its own, all of one live process (a sleeper:
+# its pid and start time), each with a state file the size of a real one.
+sleep 600 &
+sleeper=$!
+python3 - "$tmp/state" "$sleeper" "$(awk '{ print $22 }' "/proc/$sleeper/stat")" <<'PY'
+import json, os, sys, datetime
+state, pid, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+runs = os.path.join(state, "claude-iterate", "runs")
+os.makedirs(runs)
+started = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+for i in range(50):
+    ws = os.path.join(state, "project", "claude-iterate", "workspaces", "task%02d" % i)
+    os.makedirs(ws)
+    st = {"pid": pid, "workspace": "task%02d" % i, "mode": "loop", "started": started, "phase": "running",
+          "iteration": 12, "max": 50, "totals": {"iterations": 11, "totalCostUsd": 1.23, "durationMs": 600000},
+          "tasks": {"completed": 11, "total": 30}, "updated": started,
+          "activity": {"kind": "tool", "tool": "Bash", "arg": "go test ./...", "since": started},
+          "lines": [{"seq": j, "text": "✓ Iteration %d/50 done in 52s, $0.1100 · 11/30 items" % j} for j in range(1, 13)]}
+    json.dump(st, open(os.path.join(ws, ".run-state.json"), "w"), indent=2)
+    e = {"id": "%d-%d" % (pid, i + 1), "pid": pid, "start": start, "project": os.path.join(state, "project"),
+         "workspace": "task%02d" % i, "dir": ws, "stateDir": ws, "agent": "claude",
+         "state": os.path.join(ws, ".run-state.json"), "started": started}
+    json.dump(e, open(os.path.join(runs, e["id"] + ".json"), "w"), indent=2)
+PY
+[ "$(XDG_STATE_HOME=$tmp/state "$ci" ps | wc -l)" = 51 ] || { echo "bench.sh: ps does not show the 50 runs" >&2; exit 1; }
+for r in $(seq "$rounds"); do
+	XDG_STATE_HOME=$tmp/state "$measure" ps.txt sh -c "for i in \$(seq 20); do $ci ps; done"
+done
+kill "$sleeper"
+
 echo "bench.sh: overhead per iteration ($n iterations, $rounds rounds)" >&2
 cat > loop.sh <<SH
 for i in \$(seq $n); do ./noop-claude -p --output-format stream-json --verbose < task.md > /dev/null; done
@@ -312,6 +344,7 @@ $warn}
 | measure | claude-iterate | baseline | target |
 |---|---|---|---|
 | start-up: \`stop\`, \`--help\` | $(minmed stop.txt 1 100) ms, $(minmed help.txt 1 100) ms | \`/bin/true\` $(minmed true.txt 1 100) ms; an empty Go program $(minmed empty.txt 1 100) ms | ≤ 5 ms |
+| \`ps\` with 50 runs registered | $(minmed ps.txt 1 20) ms | | < 50 ms |
 | overhead per iteration over a bash \`for\` loop running the same agent, wall | $(pairdiff tool.txt bash.txt 1 "$n") ms | Go os/exec floor $(pairdiff floor.txt bash.txt 1 "$n") ms | ≤ +0.3 ms |
 | the same, CPU time | $(pairdiff tool.txt bash.txt 2 "$n") ms | Go os/exec floor $(pairdiff floor.txt bash.txt 2 "$n") ms | |
 | verbose stream-json, realistic 50 MiB transcript (\`scripts/gen-transcript.py\`) | $(mbs stream.txt) MB/s, ${stream_rss} MiB peak RSS | \`jq -c\` $(mbs jq.txt) MB/s: $jq_ratio faster (CPU: ${jq_cpu_ratio}×) | ≥ 200 MB/s, ≥ 4× jq |
