@@ -38,6 +38,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -105,6 +106,10 @@ type server struct {
 	// streams bounds the open event streams (serveevents.go).
 	streams chan struct{}
 	mux     *http.ServeMux
+	// reader reads the runs for GET /api/runs, again only what changed
+	// (the page asks every 2 s); mu serialises it.
+	mu     sync.Mutex
+	reader *runsReader
 }
 
 func runServe(env *cliEnv, args []string) error {

@@ -57,7 +57,7 @@ type runDetail struct {
 
 // newServer makes the server for token.
 func newServer(token string, readOnly bool) *server {
-	s := &server{token: token, readOnly: readOnly, streams: make(chan struct{}, maxStreams), mux: http.NewServeMux()}
+	s := &server{token: token, readOnly: readOnly, streams: make(chan struct{}, maxStreams), mux: http.NewServeMux(), reader: newRunsReader()}
 	m := s.mux
 	m.HandleFunc("GET /{$}", s.page)
 	m.HandleFunc("GET "+servePagePath+"{id}", s.page)
@@ -103,7 +103,9 @@ func asset(name, ctype string) http.HandlerFunc {
 
 // runs serves GET /api/runs: ps --json.
 func (s *server) runs(w http.ResponseWriter, r *http.Request) {
-	runs, err := liveRuns("")
+	s.mu.Lock()
+	runs, err := s.reader.runs("")
+	s.mu.Unlock()
 	if err != nil {
 		serveError(w, r, http.StatusInternalServerError, err.Error())
 		return

@@ -82,7 +82,8 @@ func (s *serveGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // credential says how r carries the right token: credNone when it carries
-// none, or a wrong one. A header, when there is one, decides.
+// none, or a wrong one. A header, when there is one, decides; then a
+// token in the URL; then the cookie.
 func (s *serveGate) credential(r *http.Request) int {
 	if a := r.Header.Get("Authorization"); a != "" {
 		t, ok := strings.CutPrefix(a, "Bearer ")
@@ -91,11 +92,16 @@ func (s *serveGate) credential(r *http.Request) int {
 		}
 		return credNone
 	}
+	// A token in the URL decides too, so that a right one leaves the
+	// address bar even when the cookie is there already.
+	if q, ok := r.URL.Query()["token"]; ok {
+		if len(q) == 1 && s.tokenIs(q[0]) {
+			return credQuery
+		}
+		return credNone
+	}
 	if c, err := r.Cookie(serveCookie); err == nil && s.tokenIs(c.Value) {
 		return credCookie
-	}
-	if q := r.URL.Query()["token"]; len(q) == 1 && s.tokenIs(q[0]) {
-		return credQuery
 	}
 	return credNone
 }

@@ -52,6 +52,8 @@ func TestCredential(t *testing.T) {
 		{"Bearer wrong", token, token, credNone}, // a wrong header decides
 		{"", token, "", credCookie},
 		{"", "wrong", token, credQuery},
+		{"", token, token, credQuery}, // the redirect takes it out of the address bar
+		{"", token, "wrong", credNone},
 		{"", "", token, credQuery},
 		{"", "", token + "0", credNone},
 	} {
