@@ -247,7 +247,7 @@
     }
     const ns = "http://www.w3.org/2000/svg";
     const svg = document.createElementNS(ns, "svg");
-    const n = records.length, w = 100 / n;
+    const n = records.length, w = 100 / Math.max(n, 12); // thin bars while there are few
     const top = Math.max(...records.map((r) => r.durationMs || 0), 1);
     svg.setAttribute("viewBox", "0 0 100 100");
     svg.setAttribute("preserveAspectRatio", "none");
