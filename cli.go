@@ -284,6 +284,10 @@ func report(env *cliEnv, c *command, err error) exitStatus {
 		fmt.Fprintf(env.stderr, "Run '%s help %s' for details.\n", progName, c.name)
 		return exitStatus{code: exitUsage}
 	case errors.As(err, &ie):
+		if errors.As(ie.err, &he) { // a usage fault with what to do (an agent CLI not installed)
+			fmt.Fprintf(env.stderr, "%s: %v\n%s: hint: %s\n", progName, he.err, progName, he.hint)
+			return exitStatus{code: exitUsage}
+		}
 		fmt.Fprintf(env.stderr, "%s: %v\n", progName, ie.err)
 		return exitStatus{code: exitUsage}
 	case errors.As(err, &he):

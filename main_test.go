@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"claude-iterate": main,
 		"claude":         fakeClaudeMain,
+		"codex":          fakeCodexMain,
 		"own-children":   ownChildrenMain,
 		"orphan-behind":  orphanBehindMain,
 		"ttin-probe":     ttinProbeMain,

@@ -176,6 +176,9 @@ func viewOf(e runEntry, st *runState, now time.Time) runView {
 	v.Iteration, v.MaxIterations = st.Iteration, st.Max
 	v.ElapsedMS = st.elapsed(now).Milliseconds()
 	v.CostUSD = st.Totals.CostUSD
+	if st.Iteration > 0 { // the agent of the running (or last) iteration
+		v.Agent = firstNonEmpty(st.Agent, agentClaude)
+	}
 	v.Progress = st.Tasks
 	v.Now = nowText(st, now, true)
 	if st.Question != "" && !st.Ended {

@@ -69,10 +69,6 @@ func registryDir() string {
 	return filepath.Join(dir, "claude-iterate", "runs")
 }
 
-// runAgent names the agent a run drives: the one place that says it, for
-// the registry ('ps', 'serve'). Every run drives claude.
-func runAgent(*runPlan) string { return "claude" }
-
 // registration is a run's entry in the registry, removed once.
 type registration struct {
 	once sync.Once
@@ -85,7 +81,7 @@ func registerRun(r *runner, events string) *registration {
 	start, _ := processStart(os.Getpid())
 	e := runEntry{ID: r.lock.record.RunID, PID: os.Getpid(), Start: start, Project: r.env.projectRoot,
 		Workspace: r.ws.Name, Dir: r.ws.Dir, StateDir: r.ws.StateDir, Ralph: r.ws.Ralph,
-		Agent: runAgent(r.runPlan), State: r.ws.statePath(), Started: r.start.UTC()}
+		Agent: r.agent.name(), State: r.ws.statePath(), Started: r.start.UTC()}
 	if events != "" && events != "-" {
 		if abs, err := filepath.Abs(events); err == nil {
 			if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() {

@@ -137,7 +137,7 @@ func (rs *runStream) poll(now time.Time) ([]byte, bool) {
 		b.WriteString("\n\n")
 	}
 	if !alive {
-		b.WriteString("event: end\ndata: {\"id\":" + jsonQuote(rs.e.ID) + "}\n\n")
+		b.WriteString("event: end\ndata: {\"id\":" + string(jsonQuote(rs.e.ID)) + "}\n\n")
 		return b.Bytes(), true
 	}
 	if now.Sub(rs.viewAt) >= streamViewEvery {
@@ -185,12 +185,6 @@ func (rs *runStream) iterationEvent(line []byte) []byte {
 		return nil
 	}
 	return data
-}
-
-// jsonQuote is s as a JSON string.
-func jsonQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // fileTail reads the lines appended to a file, through the one reader,

@@ -195,6 +195,10 @@ type streamEvent struct {
 
 	// badField names a field of the wrong type, ignored (the others kept).
 	badField string
+	// sessionID and costEstimated are set by an adapter's decoder
+	// (agentcli.go): the CLI's session, and a cost that is an estimate.
+	sessionID     string
+	costEstimated bool
 }
 
 type streamMessage struct {

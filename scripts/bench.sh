@@ -21,7 +21,9 @@
 #   3. verbose stream-json on a realistic 50 MiB transcript
 #      (scripts/gen-transcript.py: tool calls, tool results, text, thinking,
 #      sub-agents, in the fixtures' shapes): MB/s and peak RSS, against jq -c
-#      on the same file; with the binary's GOMAXPROCS and with all cores
+#      on the same file; with the binary's GOMAXPROCS and with all cores;
+#      and the same for a 50 MiB codex exec --json transcript
+#      (scripts/gen-codex-transcript.py), run with --agent codex
 #   4. 20 runs at once: CPU per iteration, with the binary's GOMAXPROCS and
 #      with all cores, next to one run alone
 #   5. peak RSS for one line just under the 64 MiB line cap (an agent
@@ -226,6 +228,19 @@ mbs() {
 	echo "$(calc "$size / 1e3 / $a" 0) / $(calc "$size / 1e3 / $b" 0)"
 }
 jq_ratio="$(calc "$(col jq.txt 1 | min) / $(col stream.txt 1 | min)" 1)× / $(calc "$(col jq.txt 1 | median) / $(col stream.txt 1 | median)" 1)×"
+
+echo "bench.sh: stream (realistic codex transcript)" >&2
+python3 "$repo/scripts/gen-codex-transcript.py" codex.ndjson 50
+codex_size=$(stat -c %s codex.ndjson)
+mkagent cat-codex "$tmp/codex.ndjson"
+for r in $(seq "$rounds"); do
+	CLAUDE_ITERATE_CODEX=./cat-codex "$measure" codex.txt "$ci" run bench -m 1 -v --agent codex --no-keyboard
+	"$measure" jq-codex.txt jq -c . codex.ndjson
+done
+codex_mbs="$(calc "$codex_size / 1e3 / $(col codex.txt 1 | min)" 0) / $(calc "$codex_size / 1e3 / $(col codex.txt 1 | median)" 0)"
+codex_jq_mbs="$(calc "$codex_size / 1e3 / $(col jq-codex.txt 1 | min)" 0) / $(calc "$codex_size / 1e3 / $(col jq-codex.txt 1 | median)" 0)"
+codex_ratio="$(calc "$(col jq-codex.txt 1 | min) / $(col codex.txt 1 | min)" 1)× / $(calc "$(col jq-codex.txt 1 | median) / $(col codex.txt 1 | median)" 1)×"
+codex_rss=$(calc "$(col codex.txt 3 | min) / 1024" 0)
 jq_cpu_ratio=$(calc "$(col jq.txt 2 | median) / $(col stream.txt 2 | median)" 1)
 stream_rss=$(calc "$(col stream.txt 3 | min) / 1024" 0)
 
@@ -349,6 +364,7 @@ $warn}
 | the same, CPU time | $(pairdiff tool.txt bash.txt 2 "$n") ms | Go os/exec floor $(pairdiff floor.txt bash.txt 2 "$n") ms | |
 | verbose stream-json, realistic 50 MiB transcript (\`scripts/gen-transcript.py\`) | $(mbs stream.txt) MB/s, ${stream_rss} MiB peak RSS | \`jq -c\` $(mbs jq.txt) MB/s: $jq_ratio faster (CPU: ${jq_cpu_ratio}×) | ≥ 200 MB/s, ≥ 4× jq |
 | the same with GOMAXPROCS=$cores | $(mbs stream-all.txt) MB/s | | |
+| verbose codex exec --json, realistic 50 MiB transcript (\`scripts/gen-codex-transcript.py\`) | $codex_mbs MB/s, ${codex_rss} MiB peak RSS | \`jq -c\` $codex_jq_mbs MB/s: $codex_ratio faster | ≥ 4× jq |
 | $many runs at once, CPU per iteration | $(minmed many.txt 2 "$iters" 3) ms | GOMAXPROCS=$cores: $(minmed many-all.txt 2 "$iters" 3) ms; bash loops: $(minmed many-bash.txt 2 "$iters" 3) ms; one run: $(minmed tool.txt 2 "$n" 3) ms | |
 | one line just under the $cap_mib MiB cap: agent text, Edit strings, tool result; a text line left to encoding/json | $(rss near-text), $(rss near-edit), $(rss near-tool); $(rss near-json) MiB peak RSS | | ≤ $((2 * cap_mib)) MiB |
 | one 100 MiB line (over the cap, skipped as it streams) | $(rss over) MiB peak RSS | | ≤ 100 MiB |

@@ -1,7 +1,7 @@
 package main
 
 // This file implements archive save, show and delete (list and restore are
-// in cleancmd.go). The rules are: save archives a workspace as clean does
+// in cmd_clean.go). The rules are: save archives a workspace as clean does
 // and keeps it, never under a run (the archive would catch it half way);
 // show prints an archive's metadata and its entries, reading it through
 // the safe reader; delete removes only a file of the archive directory,
@@ -77,7 +77,7 @@ func runArchiveShow(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "Archived:    %s\n", a.at.Local().Format(time.DateTime))
 	}
 	fmt.Fprintf(out, "Workspace:   %s (%s mode)\n", sanitizeString(a.ws.Name), m.Mode)
-	fmt.Fprintf(out, "Status:      %s\n", m.Status)
+	fmt.Fprintf(out, "Status:      %s\n", sanitizeString(m.Status))
 	fmt.Fprintf(out, "Iterations:  %d in all, %d failed\n", m.Iterations, m.FailedIterations)
 	if m.LastStopReason != "" {
 		fmt.Fprintf(out, "Last stop:   %s\n", sanitizeString(m.LastStopReason))

@@ -42,18 +42,32 @@ Options:
                               was; creates the named workspace if it does not
                               exist and no workspace's name is a typo away
   --prompt FILE               ralph mode: send FILE verbatim each iteration
-  --claude PATH               the agent executable (default claude; also
-                              claude.command, $CLAUDE_ITERATE_CLAUDE)
-  --model M                   passed to the agent
-  --max-turns N               passed to the agent
+  --agent NAME                the agent CLI: claude (default) or codex (the
+                              Codex CLI, codex exec --json); also the agent
+                              config key
+  --fallback-agent NAME       when the agent hits its usage limit, retry the
+                              iteration at once with NAME instead of waiting
+                              (repeatable, or a list: codex,claude; also the
+                              fallbackAgents config key); the first agent
+                              runs again after its reset
+  --claude PATH               claude's executable (default claude; also
+                              claude.command, $CLAUDE_ITERATE_CLAUDE); codex's
+                              is agents.codex.command ($CLAUDE_ITERATE_CODEX)
+  --model M                   passed to the agent (codex: -m)
+  --max-turns N               passed to claude (codex has none: refused)
   --permission-mode MODE      passed to claude, e.g. acceptEdits (also the
-                              claude.permissionMode config key)
+                              claude.permissionMode config key); for codex:
+                              acceptEdits is --sandbox workspace-write, plan
+                              read-only, bypassPermissions no sandbox,
+                              default codex's own setting; others refused
   --allowed-tools LIST        passed to claude as --allowedTools, e.g.
                               'Edit,Write,Bash(go test:*)' (also the
-                              claude.allowedTools config key)
+                              claude.allowedTools config key); refused with
+                              codex, which has no per-tool permissions
   --dangerously-skip-permissions
                               passed to the agent (never saved); as root the
-                              real CLI refuses it unless IS_SANDBOX=1
+                              real claude refuses it unless IS_SANDBOX=1;
+                              codex: --dangerously-bypass-approvals-and-sandbox
 
 Stop conditions (checked after each iteration; see Conditions below):
   --until-output TEXT         complete when the iteration's final result
@@ -189,6 +203,16 @@ fails. Allow the tools with --permission-mode acceptEdits or --allowed-tools
 LIST (saved with 'init' or 'config set claude.permissionMode acceptEdits'),
 or --dangerously-skip-permissions inside a sandbox.
 
+With --agent codex, the Codex CLI runs each iteration (codex exec --json,
+the prompt on stdin, the system prompt as -c developer_instructions); its
+commands and file changes count as the record's tools "command" and
+"file_change", a command its sandbox refused is a refused call, and its
+cost is estimated from its tokens (agents.codex.pricing), marked so in the
+record and in status; --max-cost counts the estimate. A usage limit of
+either agent waits for the reset, or, with --fallback-agent, retries the
+iteration at once with the next agent; the record's agent and agentChange
+say which ran and why.
+
 Exit status: 0 completed or stopped; 1 error, failure condition, or max
 iterations reached right after a failed iteration; 2 usage error;
 129/130/131/143 after SIGHUP/SIGINT/SIGQUIT/SIGTERM.
@@ -218,6 +242,7 @@ type runOptions struct {
 	verify                                           bool
 	onQuestion                                       stringFlag
 	acceptComplete                                   bool
+	agents                                           agentFlags
 
 	// Stop conditions.
 	maxCost                            usdFlag
@@ -248,6 +273,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "")
 	fs.Var(&o.prompt, "prompt", "")
 	fs.Var(&o.claude, "claude", "")
+	o.agents.register(fs, true)
 	fs.Var(&o.model, "model", "")
 	fs.Var(&o.maxTurns, "max-turns", "")
 	fs.Var(&o.maxDuration, "max-duration", "")
@@ -340,6 +366,9 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.claude.set && o.claude.s == "" {
 		return nil, nil, usagef("invalid value \"\" for flag --claude: empty")
 	}
+	if err := o.agents.check(); err != nil {
+		return nil, nil, err
+	}
 	if len(pos) == 0 && !o.prompt.set {
 		return nil, nil, usagef("missing workspace (or --prompt FILE for ralph mode)")
 	}
@@ -378,6 +407,7 @@ func (o *runOptions) flagSettings() *configLayer {
 		l.values["claude.command"] = o.claude.s
 	}
 	addPermissionSettings(l.values, o.permissionMode, o.allowedTools)
+	o.agents.addTo(l.values)
 	if o.notifyURL.set {
 		l.values["notifyUrl"] = o.notifyURL.s
 	}

@@ -61,7 +61,11 @@ Options:
   --depth D                   quick, standard (default) or deep: how hard the
                               verifier looks
   --json                      print the verdict as JSON on standard output
-  --claude PATH               the agent executable (default claude)
+  --agent NAME                the verifier's agent CLI: claude or codex
+                              (default: verification.agent, else the agent
+                              key); codex runs in its read-only sandbox
+                              (--sandbox read-only), with agents.codex.args
+  --claude PATH               claude's executable (default claude)
   --model M                   passed to the agent
   -v, --verbose               show the verifier's text and tool calls
   --iteration-timeout D       end a verifier that runs longer than D
@@ -85,6 +89,8 @@ type verifier struct {
 	ws            *workspace
 	root, depth   string
 	spec          childSpec // the agent and the verifier's arguments
+	agent         string    // its name
+	refusedFix    string    // its adapter's fix for refused calls; "": claude's
 	timeout, idle time.Duration
 	onEvent       func(*streamEvent)
 	history       *historyWriter
@@ -102,6 +108,33 @@ type verification struct {
 	// failed: the verifier itself failed (no verdict to judge); why.
 	failed bool
 	why    string
+}
+
+// verifierSpec is the verify command's verifier: --agent, else
+// verification.agent, else the agent key's; read-only (its adapter's
+// verifierArgs).
+func verifierSpec(o *verifyOptions, cfg *settings, dir string) (childSpec, error) {
+	name := firstNonEmpty(cfg.Verification.Agent, cfg.Agent)
+	if o.agents.agent.set {
+		name = o.agents.agent.s
+	}
+	a, err := lookupAgent(name, "agent")
+	if err != nil {
+		return childSpec{}, err
+	}
+	if o.claude.set && a.name() != agentClaude {
+		return childSpec{}, usagef("--claude names claude's executable, and the verifier's agent is %s: name its executable with agents.%s.command", a.name(), a.name())
+	}
+	path, err := findAgentCLI(a, cfg)
+	if err != nil {
+		return childSpec{}, err
+	}
+	spec := agentChildSpec(a, cfg, path)
+	if spec.args, err = a.verifierArgs(cfg, o.model.s); err != nil {
+		return childSpec{}, err
+	}
+	spec.dir = dir
+	return spec, nil
 }
 
 // verifierArgs are the verifier's arguments: the user's claude args, the
@@ -156,6 +189,7 @@ func (v *verifier) run() (*verification, error) {
 		o = &iterationOutcome{} // its reader still fills the other one
 	}
 	o.finish(c.waitErr, c.tail.String())
+	o.stderrRefused(spec)
 	o.hang = end.hang
 	o.interrupted = v.sup.ending()
 	o.elapsed = time.Since(vr.started) - end.suspended
@@ -178,7 +212,7 @@ func (v *verifier) keep(vr *verification, runID string, iteration int) *iteratio
 		reason = fmt.Sprintf("verification %s: %s", vr.verdict.Verdict, clip(vr.verdict.Summary, 300))
 	}
 	rec := newRecord(recordInput{run: runID, iteration: max(iteration, 1), started: vr.started, outcome: vr.outcome,
-		end: endVerify, reason: reason, refused: vr.refused})
+		end: endVerify, reason: reason, refused: vr.refused, agent: v.agent})
 	rec.OK = !vr.failed && vr.verdict.Verdict == verdictPass
 	if !vr.failed {
 		vd := vr.verdict
@@ -199,7 +233,7 @@ func (v *verifier) keep(vr *verification, runID string, iteration int) *iteratio
 	}
 	fix := ""
 	if len(vr.refused) > 0 {
-		fix = verifierRefusedHint(vr.outcome.denials(), v.ws)
+		fix = firstNonEmpty(v.refusedFix, verifierRefusedHint(vr.outcome.denials(), v.ws))
 	}
 	v.report = ""
 	if !vr.failed {
@@ -266,6 +300,7 @@ type verifyOptions struct {
 	depth, claude, model   stringFlag
 	asJSON, verbose        bool
 	iterationTimeout, idle durationFlag
+	agents                 agentFlags
 }
 
 func runVerify(env *cliEnv, args []string) error {
@@ -279,8 +314,12 @@ func runVerify(env *cliEnv, args []string) error {
 	fs.BoolVar(&o.verbose, "verbose", false, "")
 	fs.Var(&o.iterationTimeout, "iteration-timeout", "")
 	fs.Var(&o.idle, "idle-timeout", "")
+	o.agents.register(fs, false)
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
+		return err
+	}
+	if err := o.agents.check(); err != nil {
 		return err
 	}
 	depth := firstNonEmpty(o.depth.s, depthStandard)
@@ -325,7 +364,7 @@ func runVerify(env *cliEnv, args []string) error {
 		con.errorf("warning: %v", err)
 	}
 	endLeftovers(con, env.projectRoot, w, lock, prev)
-	path, err := findAgent(cfg.ClaudeCommand)
+	spec, err := verifierSpec(o, cfg, env.projectRoot)
 	if err != nil {
 		return err
 	}
@@ -347,7 +386,7 @@ func runVerify(env *cliEnv, args []string) error {
 	defer log.Close()
 	sup.log = log
 	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: env.projectRoot, depth: depth,
-		spec:    childSpec{path: path, argv0: cfg.ClaudeCommand, args: verifierArgs(cfg, o.model.s), dir: env.projectRoot},
+		spec: spec, agent: spec.name, refusedFix: agentCLIs[spec.name].verifierRefusedHint(),
 		timeout: o.iterationTimeout.d, idle: o.idle.d, history: hist}
 	con.progressf("Verifying %s (%s)", w.Name, depth)
 	for {

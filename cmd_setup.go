@@ -24,7 +24,7 @@ import (
 )
 
 // setupUsage is the manual of the setup command.
-const setupUsage = `Usage: claude-iterate setup <workspace> [--mode loop|iterative] [--claude PATH]
+const setupUsage = `Usage: claude-iterate setup <workspace> [--mode loop|iterative] [--claude PATH] [--agent NAME]
 
 Creates the workspace if needed (as 'init' does), then starts claude in this
 terminal — interactively, not in -p mode — with a system prompt that has it
@@ -47,6 +47,10 @@ Options:
   --mode loop|iterative   the mode of a new workspace (default loop)
   --claude PATH           the claude executable (default: config key
                           claude.command, or $CLAUDE_ITERATE_CLAUDE)
+  --agent NAME            claude (default: the agent config key) or codex:
+                          codex's terminal UI gets agents.codex.args, the
+                          system prompt as -c developer_instructions, and
+                          the first message
 
 claude gets the arguments of claude.args, then --append-system-prompt with
 the built-in prompts/<mode>/setup.md — a project may replace it with
@@ -60,7 +64,7 @@ Examples:
 `
 
 // editUsage is the manual of the edit command.
-const editUsage = `Usage: claude-iterate edit <workspace> [--claude PATH]
+const editUsage = `Usage: claude-iterate edit <workspace> [--claude PATH] [--agent NAME]
 
 Starts claude in this terminal, interactively, with a system prompt that has
 it read the workspace's task (INSTRUCTIONS.md, and TODO.md), ask you what to
@@ -77,6 +81,7 @@ edited: stop the run first.
 Options:
   --claude PATH   the claude executable (default: config key claude.command,
                   or $CLAUDE_ITERATE_CLAUDE)
+  --agent NAME    claude (default: the agent config key) or codex, as setup
 
 The system prompt is prompts/<mode>/edit.md, replaced as setup's is.
 
@@ -222,19 +227,23 @@ func describeTask(shown string, state taskState) string {
 	return shown + " holds a task"
 }
 
-// session is the interactive claude of setup or edit.
+// session is the interactive agent (claude, or the config's agent) of
+// setup or edit.
 type session struct {
-	path string
-	argv []string
-	dir  string
+	path, name string
+	argv       []string
+	dir        string
 }
 
-// newSession prepares the claude session of setup or edit (kind names its
-// system prompt template): the configured command and arguments, the system
-// prompt and a first message, and no -p.
+// newSession prepares the agent session of setup or edit (kind names its
+// system prompt template): the configured agent, command and arguments, the
+// system prompt and a first message (its adapter's sessionArgs).
 func newSession(env *cliEnv, cfg *settings, w *workspace, kind, instructions, first string) (*session, error) {
-	cmd := cfg.ClaudeCommand
-	path, err := findAgent(cmd)
+	a, err := lookupAgent(cfg.Agent, "agent")
+	if err != nil {
+		return nil, err
+	}
+	path, err := findAgentCLI(a, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -242,13 +251,12 @@ func newSession(env *cliEnv, cfg *settings, w *workspace, kind, instructions, fi
 	if err != nil {
 		return nil, err
 	}
-	argv := append([]string{cmd}, cfg.ClaudeArgs...)
-	argv = append(argv, "--append-system-prompt", expandPrompt(tmpl, env.projectRoot, w.Dir, instructions), first)
-	return &session{path: path, argv: argv, dir: env.projectRoot}, nil
+	argv := append([]string{a.executable(cfg)}, a.sessionArgs(cfg, expandPrompt(tmpl, env.projectRoot, w.Dir, instructions), first)...)
+	return &session{path: path, name: a.name(), argv: argv, dir: env.projectRoot}, nil
 }
 
-// run runs the session on the terminal and says how claude ended: "" when
-// it exited with status 0.
+// run runs the session on the terminal and says how the agent ended: ""
+// when it exited with status 0.
 func (s *session) run(in, out, errOut *os.File) (string, error) {
 	ws, err := runAttached(in, out, errOut, s.path, s.argv, s.dir, childEnv())
 	if err != nil {
@@ -258,13 +266,13 @@ func (s *session) run(in, out, errOut *os.File) (string, error) {
 	case ws.Exited() && ws.ExitStatus() == 0:
 		return "", nil
 	case ws.Exited():
-		return fmt.Sprintf("claude exited with status %d", ws.ExitStatus()), nil
+		return fmt.Sprintf("%s exited with status %d", s.name, ws.ExitStatus()), nil
 	case ws.Signaled():
 		name := signalName(ws.Signal())
 		if !strings.HasPrefix(name, "SIG") {
 			name = fmt.Sprintf("signal %d (%s)", int(ws.Signal()), name)
 		}
-		return "claude was ended by " + name, nil
+		return s.name + " was ended by " + name, nil
 	}
 	return "", nil
 }
@@ -287,13 +295,14 @@ func sessionTerminal(env *cliEnv, cmd string) (in, out, errOut *os.File, err err
 	return in, out, errOut, nil
 }
 
-// claudeFlagLayer is the configuration the --claude flag of setup and edit
-// sets.
-func claudeFlagLayer(f stringFlag) *configLayer {
+// claudeFlagLayer is the configuration the --claude and --agent flags of
+// setup and edit set.
+func claudeFlagLayer(f stringFlag, agents *agentFlags) *configLayer {
 	l := &configLayer{name: layerFlag, values: map[string]any{}}
 	if f.set {
 		l.values["claude.command"] = f.s
 	}
+	agents.addTo(l.values)
 	return l
 }
 
@@ -317,8 +326,10 @@ func readOptional(path string) []byte {
 func runSetup(env *cliEnv, args []string) error {
 	fs := newFlagSet("setup")
 	var mode, claude stringFlag
+	var agents agentFlags
 	fs.Var(&mode, "mode", "")
 	fs.Var(&claude, "claude", "")
+	agents.register(fs, false)
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -330,6 +341,9 @@ func runSetup(env *cliEnv, args []string) error {
 		return usagef("invalid value %q for flag --mode: want loop or iterative", mode.s)
 	}
 	if err := checkClaudeFlag(claude); err != nil {
+		return err
+	}
+	if err := agents.check(); err != nil {
 		return err
 	}
 	arg := pos[0]
@@ -379,7 +393,7 @@ func runSetup(env *cliEnv, args []string) error {
 		}
 		return failUsage(env, err, "give the task from a file instead: claude-iterate init %s --instructions FILE", arg)
 	}
-	cfg := resolveSettings(claudeFlagLayer(claude), envLayer(), w.meta.configLayer, project, user)
+	cfg := resolveSettings(claudeFlagLayer(claude, &agents), envLayer(), w.meta.configLayer, project, user)
 	s, err := newSession(env, cfg, w, "setup", "", fmt.Sprintf("Help me write the task of the claude-iterate workspace %q: interview me.", w.Name))
 	if err != nil {
 		return err
@@ -447,7 +461,9 @@ func leftEmpty(w *workspace) bool {
 func runEdit(env *cliEnv, args []string) error {
 	fs := newFlagSet("edit")
 	var claude stringFlag
+	var agents agentFlags
 	fs.Var(&claude, "claude", "")
+	agents.register(fs, false)
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -456,6 +472,9 @@ func runEdit(env *cliEnv, args []string) error {
 		return usagef("missing workspace")
 	}
 	if err := checkClaudeFlag(claude); err != nil {
+		return err
+	}
+	if err := agents.check(); err != nil {
 		return err
 	}
 	arg := pos[0]
@@ -489,7 +508,7 @@ func runEdit(env *cliEnv, args []string) error {
 	if err != nil {
 		return failUsage(env, err, "edit the task yourself: %s", shownTask)
 	}
-	cfg := resolveSettings(claudeFlagLayer(claude), envLayer(), w.meta.configLayer, project, user)
+	cfg := resolveSettings(claudeFlagLayer(claude, &agents), envLayer(), w.meta.configLayer, project, user)
 	s, err := newSession(env, cfg, w, "edit", string(before), fmt.Sprintf("Help me refine the task of the claude-iterate workspace %q.", w.Name))
 	if err != nil {
 		return err

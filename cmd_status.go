@@ -123,11 +123,15 @@ func listWorkspaces(env *cliEnv) error {
 			if w.meta.LastRun != nil {
 				last = w.meta.LastRun.Local().Format("2006-01-02 15:04")
 			}
-			status := w.displayStatus()
+			status := sanitizeString(w.displayStatus()) // the metadata's word: an agent can write it
 			if w.questionWaits() {
 				status += ", question waits"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", w.Name, w.meta.Mode, status, w.meta.Iterations, ts.progressText(), last)
+			mode := w.meta.Mode
+			if a := w.meta.LastAgent; a != "" && a != agentClaude {
+				mode += ", " + a // the agent, when not the default
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", w.Name, mode, status, w.meta.Iterations, ts.progressText(), last)
 		}
 		if err := tw.Flush(); err != nil {
 			return writeError(err)
@@ -243,7 +247,7 @@ func runStatus(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "Path:        %s\n", relPath(env.projectRoot, r.Path))
 	}
 	fmt.Fprintf(out, "Mode:        %s\n", r.Mode)
-	status := r.Status
+	status := sanitizeString(r.Status)
 	if r.Running {
 		status = fmt.Sprintf("%s (pid %d)", status, r.PID)
 	}
@@ -261,8 +265,15 @@ func runStatus(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "Last run:    never\n")
 	}
 	fmt.Fprintf(out, "Iterations:  %d in all, %d in the last run, %d failed\n", r.Iterations, r.LastRunIters, r.FailedIterations)
+	if r.LastAgent != "" {
+		fmt.Fprintf(out, "Agent:       %s (the last iteration's)\n", r.LastAgent)
+	}
 	if r.CostUSD > 0 {
-		fmt.Fprintf(out, "Cost:        %s\n", formatCost(r.CostUSD))
+		est := ""
+		if r.EstimatedUSD > 0 {
+			est = fmt.Sprintf(" (%s of it estimated from tokens: agents.codex.pricing)", formatCost(r.EstimatedUSD))
+		}
+		fmt.Fprintf(out, "Cost:        %s%s\n", formatCost(r.CostUSD), est)
 	}
 	prog := ts.progressText()
 	if ts.Source != "" {

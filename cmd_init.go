@@ -64,6 +64,9 @@ Options:
                               acceptEdits (claude.permissionMode)
   --allowed-tools LIST        claude's --allowedTools for its runs, e.g.
                               'Edit,Write,Bash(go test:*)' (claude.allowedTools)
+  --agent NAME                the agent CLI of its runs: claude or codex (agent)
+  --fallback-agent NAME       agents that take over at a usage limit, in
+                              order (fallbackAgents)
 
 The options after --mode are saved as this workspace's configuration
 ("config" in .workspace.json; a notify URL with credentials in
@@ -94,6 +97,8 @@ func runInit(env *cliEnv, args []string) error {
 	fs.Var(&template, "template", "")
 	fs.Var(&permissionMode, "permission-mode", "")
 	fs.Var(&allowedTools, "allowed-tools", "")
+	var agents agentFlags
+	agents.register(fs, true)
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -108,6 +113,9 @@ func runInit(env *cliEnv, args []string) error {
 		return errZeroIterations
 	}
 	if err := checkPermissionFlags(permissionMode, allowedTools); err != nil {
+		return err
+	}
+	if err := agents.check(); err != nil {
 		return err
 	}
 	if template.set && instructions.set {
@@ -164,6 +172,7 @@ func runInit(env *cliEnv, args []string) error {
 		cfg["notifyUrl"] = notifyURL.s
 	}
 	addPermissionSettings(cfg, permissionMode, allowedTools)
+	agents.addTo(cfg)
 	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
 	if len(cfg) > 0 {
 		w.meta.Config = cfg
