@@ -3,9 +3,10 @@ package main
 // This file implements the serve command: a web page and a JSON API over
 // every live run of the machine, for a browser or a phone. The serve*.go
 // files make one concern — serve.go the command, its listener and its
-// token; serveauth.go who may do what; serveapi.go the API and the page;
-// serveevents.go the event streams; servepage/ the page itself — and its
-// entry type is server. The rules are:
+// token; serveauth.go who may do what (serveGate, in front of every
+// request); serveapi.go the API and the page; serveevents.go the event
+// streams; servepage/ the page itself — and its entry type is server. The
+// rules are:
 //
 //   - The runs come from the registry and its views (registry.go, ps.go):
 //     the server reads the files the runs write, and acts on a run only as
@@ -19,8 +20,9 @@ package main
 //     random, kept 0600 in the state directory (through the one writer)
 //     and used again by the next serve, so that a phone's cookie and a
 //     bookmark outlive a restart; removing the file makes a new one.
-//   - Idle, it does nothing: no timer runs unless a page or a stream is
-//     open, and those read the runs' files at most every servePoll.
+//   - Idle, it does nothing: no timer runs unless a stream is open, which
+//     reads its run's files every servePoll; an open page asks for the
+//     list every 2 s while it is shown (servepage/app.js).
 
 import (
 	"context"
