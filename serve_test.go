@@ -20,6 +20,9 @@ package main
 //	                         or never reading anything (a receive buffer
 //	                         of a few KiB); they stay open until the
 //	                         scenario ends
+//	peakrss PIDFILE MIB      fail if the live process's peak resident
+//	                         memory (Linux's VmHWM) passed MIB; not
+//	                         checked under -race, nor without /proc
 //
 // Every request and stream ends when the scenario does.
 
@@ -53,6 +56,7 @@ func serveCommands() map[string]func(ts *testscript.TestScript, neg bool, args [
 		"http":     cmdHTTP,
 		"streams":  cmdStreams,
 		"envmatch": cmdEnvMatch,
+		"peakrss":  cmdPeakRSS,
 		"browser":  cmdBrowser, // browser_test.go
 	}
 }
@@ -100,6 +104,35 @@ func cmdEnvMatch(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("envmatch: no match for %q in %s", args[2], args[1])
 	}
 	ts.Setenv(args[0], m[1])
+}
+
+func cmdPeakRSS(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: peakrss PIDFILE MIB")
+	}
+	limit, err := strconv.Atoi(args[1])
+	if err != nil || limit <= 0 {
+		ts.Fatalf("peakrss: bad limit %q", args[1])
+	}
+	pid := strings.TrimSpace(ts.ReadFile(args[0]))
+	data, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		ts.Logf("peakrss: not checked: %v", err)
+		return
+	}
+	var kib int
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fmt.Sscan(v, &kib)
+		}
+	}
+	ts.Logf("process %s: peak resident memory %d MiB (limit %d)", pid, kib>>10, limit)
+	if kib == 0 {
+		ts.Fatalf("peakrss: no VmHWM in /proc/%s/status", pid)
+	}
+	if !raceBuild && kib>>10 > limit {
+		ts.Fatalf("process %s took %d MiB of memory at its peak; the most is %d", pid, kib>>10, limit)
+	}
 }
 
 // httpArgs parses -H, -d and -o options before the rest.
