@@ -139,12 +139,11 @@ type settings struct {
 	NotifyURL      string
 	NotifyEvents   []string
 	StatusWatch    statusWatchSettings
-	// ServeURL is where 'serve' is reached: the notifications' view action.
-	ServeURL      string
-	Stop          *stopConfig // nil: none configured
-	MinIterations int
-	OnQuestion    string
-	Verification  verificationSettings
+	ServeURL       string      // where 'serve' is reached: the notifications' view action
+	Stop           *stopConfig // nil: none configured
+	MinIterations  int
+	OnQuestion     string
+	Verification   verificationSettings
 
 	// LoopStagnation is Stagnation for loop mode.
 	LoopStagnation int

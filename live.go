@@ -161,12 +161,12 @@ type live struct {
 // publisher is where a run's events go: the event stream and the
 // notifications.
 type publisher struct {
-	notify   *notifier
-	events   *eventWriter
-	run      string // the run's id, in its events
-	serveURL string // where 'serve' is reached (serve.url): notifications link there
+	notify *notifier
+	events *eventWriter
+	run    string // the run's id, in its events
 	// statusNotify: status updates are published (statusWatch.enabled).
 	statusNotify bool
+	serveURL     string // where 'serve' is reached (serve.url): notifications link there
 }
 
 // liveConfig is what a live view is made from.
