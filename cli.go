@@ -66,6 +66,7 @@ func commandTable() []*command {
 		{name: "watch", summary: "show the live panel of a run in progress, or every run (--all)", usage: watchUsage, waits: true, run: runWatch},
 		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, waits: true, run: runLogs},
 		{name: "ps", summary: "list the runs going on on this machine, in every project", usage: psUsage, run: runPS},
+		{name: "serve", summary: "serve a web page and a JSON API over the runs going on, for a browser or a phone", usage: serveUsage, waits: true, run: runServe},
 		{name: "list", summary: "list the named workspaces (not those at a path) and their progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
 		{name: "history", summary: "show what each iteration did: a table and a chart per run", usage: historyUsage, run: runHistory},

@@ -166,7 +166,7 @@ func completeArgs(env *cliEnv, name string, words []string, cur string) []string
 		return names
 	case "completion":
 		return []string{"bash", "zsh", "fish"}
-	case "init", "version", "list", "ps":
+	case "init", "version", "list", "ps", "serve":
 		return nil
 	}
 	if name == "config" && len(positional) == 1 && positional[0] != "" && slices.Contains(subcommands[name], positional[0]) {

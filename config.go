@@ -85,6 +85,7 @@ var configKeys = []configKey{
 	{"notification.statusWatch.enabled", kindBool, true, "notify when the agent updates .status.json"},
 	{"notification.statusWatch.debounceMs", kindCount, 2000, "milliseconds to wait for .status.json to settle"},
 	{"notification.statusWatch.notifyOnlyMeaningful", kindBool, true, "ignore .status.json changes of the timestamp only"},
+	{"serve.url", kindURL, "", "the address at which 'claude-iterate serve' is reached (from a phone): the question and completion notifications link to the run's page there; empty means no link"},
 	{"minIterations", kindCount, 0, "a completion claimed before this iteration is not accepted; 0 means any"},
 	{"onQuestion", kindOnQuestion, onQuestionWait, "when the agent asks a question: wait (for 'claude-iterate answer'), stop or continue"},
 	{"verification.autoVerify", kindBool, false, "verify a claimed completion with a read-only verifier before the run ends (also: run --verify)"},
@@ -138,6 +139,7 @@ type settings struct {
 	NotifyURL      string
 	NotifyEvents   []string
 	StatusWatch    statusWatchSettings
+	ServeURL       string      // where 'serve' is reached: the notifications' view action
 	Stop           *stopConfig // nil: none configured
 	MinIterations  int
 	OnQuestion     string
@@ -216,6 +218,8 @@ func (s *settings) set(key string, v any) bool {
 		s.StatusWatch.Debounce = time.Duration(v.(int)) * time.Millisecond
 	case "notification.statusWatch.notifyOnlyMeaningful":
 		s.StatusWatch.OnlyMeaningful = v.(bool)
+	case "serve.url":
+		s.ServeURL = v.(string)
 	case "stop":
 		s.Stop, _ = v.(*stopConfig)
 	case "verification.autoVerify":

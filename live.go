@@ -165,6 +165,7 @@ type publisher struct {
 	run    string // the run's id, in its events
 	// statusNotify: status updates are published (statusWatch.enabled).
 	statusNotify bool
+	serveURL     string // where 'serve' is reached (serve.url): notifications link there
 }
 
 // liveConfig is what a live view is made from.
@@ -189,7 +190,7 @@ type liveConfig struct {
 func newLive(lc liveConfig) *live {
 	now := time.Now()
 	l := &live{con: lc.con, log: lc.log, statePath: filepath.Join(lc.ws.StateDir, runStateFile), ws: lc.ws, heartbeat: defaultHeartbeat,
-		pub: publisher{events: lc.events, run: lc.run}}
+		pub: publisher{events: lc.events, run: lc.run, serveURL: lc.cfg.ServeURL}}
 	if lc.opts.heartbeat.set {
 		l.heartbeat = lc.opts.heartbeat.d
 	}
@@ -239,7 +240,7 @@ func (l *live) emit(ev runEvent) {
 	ev = l.stamp(ev)
 	l.pub.events.write(ev)
 	if l.pub.notify.wants(ev.Event) { // the message is made only for a subscriber
-		l.pub.notify.send(notificationFor(ev))
+		l.pub.notify.send(withView(notificationFor(ev), l.pub.serveURL, l.pub.run))
 	}
 }
 

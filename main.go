@@ -16,6 +16,7 @@
 //	claude-iterate watch    [<workspace>] | --all
 //	claude-iterate ps       [--json] [--project]
 //	claude-iterate logs     <workspace> [-f] [--run N] [--list]
+//	claude-iterate serve    [--port N] [--listen ADDR] [--read-only]
 //	claude-iterate list     [--archived]
 //	claude-iterate status   [<workspace>] [--json] [--archived]
 //	claude-iterate history  [<workspace>] [--json] [--run ID] [--last N]

@@ -162,6 +162,9 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 	for k, v := range archiveCommands() {
 		cmds[k] = v
 	}
+	for k, v := range serveCommands() { // serve_test.go
+		cmds[k] = v
+	}
 	return cmds
 }
 
