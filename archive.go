@@ -47,17 +47,6 @@ const maxLinkHops = 40
 // maxHeadFileSize bounds what list and status read of a head file.
 const maxHeadFileSize = 4 << 20
 
-// byteSize shows a size in bytes, KiB or MiB.
-func byteSize(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-}
-
 // archiveInfo is what writeArchive wrote.
 type archiveInfo struct {
 	path  string

@@ -505,11 +505,3 @@ func mockVerifier(emit func(map[string]any), step func() (int, bool), text func(
 		"num_turns": 2, "total_cost_usd": 0.0045, "session_id": session})
 	return 0
 }
-
-// andList is "a, b and c".
-func andList(items []string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
-}

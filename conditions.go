@@ -32,7 +32,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -190,18 +189,6 @@ func (s *stopConfig) group(name string) []*condition {
 	return s.Conditions
 }
 
-// shortDuration formats d without trailing zero units: 1h30m, not 1h30m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // describe says in words when c is met.
 func (c *condition) describe() string {
 	switch c.Type {
@@ -257,23 +244,6 @@ func (c *condition) describe() string {
 		return "never"
 	}
 	return c.Type
-}
-
-// formatUSD formats an amount with two to four decimals: $2.00, $0.025.
-func formatUSD(x float64) string {
-	s := strings.TrimRight(strconv.FormatFloat(x, 'f', 4, 64), "0")
-	if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 < 2 {
-		s += strings.Repeat("0", 2-(len(s)-i-1))
-	}
-	return "$" + s
-}
-
-// plural is "1 iteration", "2 iterations".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // condResult is one evaluation of a condition.

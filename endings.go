@@ -134,22 +134,6 @@ func (d *diskCheck) full() string {
 	return ""
 }
 
-// formatCost shows an amount as iterations show it: $0.0123. Every view of
-// a cost (lines, panel, watch, notifications, reset) uses it, so that no
-// view rounds to $0.00 what another shows as $0.0037.
-func formatCost(x float64) string {
-	return fmt.Sprintf("$%.4f", x)
-}
-
-// lastLines joins the last n lines of s with " | ".
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
-}
-
 // roundDuration rounds d as durations are shown: to the second past a
 // minute, to a tenth past a second, else to the millisecond.
 func roundDuration(d time.Duration) time.Duration {

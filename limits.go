@@ -155,21 +155,3 @@ func parseResetClock(s string, now time.Time) (time.Time, bool) {
 	}
 	return t, true
 }
-
-// formatEpoch shows epoch seconds as a local clock time.
-func formatEpoch(sec int64) string {
-	if sec <= 0 {
-		return "an unknown time"
-	}
-	return time.Unix(sec, 0).Local().Format("15:04 MST, Jan 2")
-}
-
-// formatClock shows t in local time with its zone, with the date when it is
-// not on now's day.
-func formatClock(t, now time.Time) string {
-	t, now = t.Local(), now.Local()
-	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
-		return t.Format("15:04:05 MST")
-	}
-	return t.Format("Mon Jan 2 15:04:05 MST")
-}

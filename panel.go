@@ -25,8 +25,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // panelOpts are how a panel is drawn.
@@ -375,74 +373,6 @@ func renderItems(items []panelItem, sep string, w int, color bool) string {
 	return line
 }
 
-// compactDuration shows d as "42s", "5m42s", "1h05m" or "2d03h".
-func compactDuration(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	s := int64(d.Round(time.Second) / time.Second)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	case s < 86400:
-		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
-	}
-	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
-}
-
-// displayWidth is the number of terminal columns s takes. Escape sequences
-// are not expected (the agent's text is sanitized); wide East Asian
-// characters and emoji take two columns, combining marks none.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeWidth(r)
-	}
-	return n
-}
-
-// runeWidth is the number of columns r takes on a terminal.
-func runeWidth(r rune) int {
-	switch {
-	case r < 0x20 || (r >= 0x7f && r < 0xa0):
-		return 0
-	case r < 0x300:
-		return 1
-	case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200b || r == 0x200d || (r >= 0xfe00 && r <= 0xfe0f):
-		return 0
-	case r >= 0x1100 && r <= 0x115f, r >= 0x2e80 && r <= 0x303e, r >= 0x3041 && r <= 0x33ff,
-		r >= 0x3400 && r <= 0x4dbf, r >= 0x4e00 && r <= 0x9fff, r >= 0xa000 && r <= 0xa4cf,
-		r >= 0xac00 && r <= 0xd7a3, r >= 0xf900 && r <= 0xfaff, r >= 0xfe30 && r <= 0xfe4f,
-		r >= 0xff00 && r <= 0xff60, r >= 0xffe0 && r <= 0xffe6, r >= 0x1f300 && r <= 0x1f64f,
-		r >= 0x1f900 && r <= 0x1f9ff, r >= 0x1f680 && r <= 0x1f6ff, r >= 0x20000 && r <= 0x3fffd,
-		r == 0x2705, r == 0x274c, r == 0x2b50, r == 0x23f3, r == 0x231b:
-		return 2
-	}
-	return 1
-}
-
-// clipWidth shortens s to at most w columns, ending it with "…" when it
-// was cut.
-func clipWidth(s string, w int) string {
-	if displayWidth(s) <= w {
-		return s
-	}
-	if w <= 0 {
-		return ""
-	}
-	n := 0
-	for i, r := range s {
-		rw := runeWidth(r)
-		if n+rw > w-1 {
-			return s[:i] + "…"
-		}
-		n += rw
-	}
-	return s
-}
-
 // rowsTaken is how many terminal rows a line of text takes at width
 // columns once the terminal has wrapped (or, after a resize, re-wrapped)
 // it.
@@ -452,29 +382,4 @@ func rowsTaken(line string, width int) int {
 		return 1
 	}
 	return (w + width - 1) / width
-}
-
-// stripSGR removes the colour sequences the panel itself writes.
-func stripSGR(s string) string {
-	if !strings.Contains(s, "\x1b[") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
-			j := i + 2
-			for j < len(s) && (s[j] == ';' || (s[j] >= '0' && s[j] <= '9')) {
-				j++
-			}
-			if j < len(s) {
-				j++
-			}
-			i = j
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		b.WriteString(s[i : i+size])
-		i += size
-	}
-	return b.String()
 }

@@ -334,11 +334,6 @@ func answerCommand(w *workspace) string {
 	return "claude-iterate answer " + w.Name + " TEXT"
 }
 
-// oneLine joins the lines of s with spaces.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
 // questionNotification is the notification of a question or an answer.
 func questionNotification(ev runEvent) notification {
 	ws := ev.Workspace

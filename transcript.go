@@ -19,7 +19,6 @@ import (
 	"io"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 )
 
 // Preview sizes for tool results: enough to see what a tool did, bounded
@@ -361,61 +360,10 @@ func resultSummary(tool string, lines int) string {
 	return fmt.Sprintf("%s: %d lines", tool, lines)
 }
 
-// clip shortens s to about n bytes, on a rune boundary, saying how much was cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return clipKnown(s, n, len(s))
-}
-
-// clipKnown is clip for a string of which p, longer than n bytes, is a
-// prefix and size the length.
-// The marker never takes more than what it hides: the cut moves earlier
-// until it hides at least the marker's length (so the clipped text is
-// never longer than the whole), and a string too short for that is kept
-// whole.
-func clipKnown(p string, n, size int) string {
-	cut := n
-	for {
-		m := len(fmt.Sprintf("… (%d more bytes)", size-cut))
-		if size-cut >= m {
-			break
-		}
-		if cut = size - m; cut <= 0 {
-			if len(p) >= size {
-				return p[:size]
-			}
-			cut = 0
-			break
-		}
-	}
-	for cut > 0 && !utf8.RuneStart(p[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", p[:cut], size-cut)
-}
-
 func compactJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return string(raw)
 	}
 	return b.String()
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func formatBytes(n int) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f KB", float64(n)/1024)
 }
