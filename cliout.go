@@ -5,8 +5,11 @@ package main
 // are reported rather than lost (errWriter).
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -45,4 +48,24 @@ func writeError(err error) error {
 		return nil
 	}
 	return fmt.Errorf("writing the output: %v", unwrapPathError(err))
+}
+
+// confirm asks question on the terminal and reports whether the answer is
+// yes. It fails when standard input is not a terminal.
+func confirm(env *cliEnv, question string) (bool, error) {
+	in, ok := env.stdin.(*os.File)
+	if !ok || !isTerminal(in) {
+		return false, errors.New("standard input is not a terminal")
+	}
+	fmt.Fprint(env.stderr, question)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(env.stderr)
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
 }

@@ -7,7 +7,6 @@ package main
 // archives and restores one into a new workspace, refusing to overwrite one.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -200,32 +199,6 @@ func checkRemovable(env *cliEnv, w *workspace, archiveDir string) error {
 		return fmt.Errorf("workspace %s (%s) holds the archive directory %s", w.Name, w.Dir, archiveDir)
 	}
 	return nil
-}
-
-// within reports whether path is dir or lies below it (lexically).
-func within(dir, path string) bool {
-	r, err := filepath.Rel(dir, path)
-	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
-}
-
-// confirm asks question on the terminal and reports whether the answer is
-// yes. It fails when standard input is not a terminal.
-func confirm(env *cliEnv, question string) (bool, error) {
-	in, ok := env.stdin.(*os.File)
-	if !ok || !isTerminal(in) {
-		return false, errors.New("standard input is not a terminal")
-	}
-	fmt.Fprint(env.stderr, question)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && line == "" {
-		fmt.Fprintln(env.stderr)
-		return false, nil
-	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true, nil
-	}
-	return false, nil
 }
 
 // openArchivedArg opens the archived workspace status --archived names.

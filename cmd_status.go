@@ -175,11 +175,6 @@ type statusReport struct {
 	Verification   *verificationState `json:"verification,omitempty"`
 }
 
-type progressRep struct {
-	Completed int `json:"completed"`
-	Total     int `json:"total"`
-}
-
 func runStatus(env *cliEnv, args []string) error {
 	fs := newFlagSet("status")
 	asJSON := fs.Bool("json", false, "")

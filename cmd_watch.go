@@ -11,7 +11,6 @@ package main
 // panel, elsewhere plain lines.
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -19,9 +18,6 @@ import (
 	"syscall"
 	"time"
 )
-
-// runStateFile is the run's state file, in the workspace's state directory.
-const runStateFile = ".run-state.json"
 
 // watchPoll is how often watch looks at the state file.
 const watchPoll = 250 * time.Millisecond
@@ -64,21 +60,6 @@ Examples:
   claude-iterate watch --all
   nohup claude-iterate run demo > run.out 2>&1 & claude-iterate watch demo
 `
-
-// statePath is the workspace's run state file.
-
-// readRunState reads a run state file.
-func readRunState(path string) (*runState, error) {
-	data, err := readRegularFile(path, runStateCap)
-	if err != nil {
-		return nil, err
-	}
-	st := &runState{}
-	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return st, nil
-}
 
 func runWatch(env *cliEnv, args []string) error {
 	fs := newFlagSet("watch")

@@ -30,18 +30,6 @@ import (
 	"time"
 )
 
-// Phases of a run.
-const (
-	phaseStarting = "starting" // before the first iteration
-	phaseRunning  = "running"  // an agent runs
-	phaseBetween  = "between"  // after an iteration: tests, conditions
-	phaseDelay    = "delay"    // the delay between iterations
-	phaseLimit    = "limit"    // waiting for a usage limit's reset
-	phaseQuestion = "question" // waiting for the answer to the agent's question
-	phaseVerify   = "verify"   // the verifier runs (run --verify)
-	phaseEnded    = "ended"
-)
-
 // Timings of the live view.
 const (
 	redrawInterval    = time.Second
@@ -53,78 +41,6 @@ const (
 	// notifyMilestone: an iteration_milestone every so many iterations.
 	notifyMilestone = 10
 )
-
-// runState is what a run is doing: the panel's model, and the content of
-// the state file.
-type runState struct {
-	PID         int          `json:"pid"`
-	Workspace   string       `json:"workspace"`
-	Mode        string       `json:"mode"`
-	Started     time.Time    `json:"started"`
-	SuspendedMS int64        `json:"suspendedMs"`
-	Phase       string       `json:"phase"`
-	Interrupted string       `json:"interrupted,omitempty"` // the signal's name
-	Iteration   int          `json:"iteration"`             // the running, or last started, iteration
-	Agent       string       `json:"agent,omitempty"`       // that iteration's agent CLI
-	Totals      workTotals   `json:"totals"`                // the run's, from its records
-	Max         int          `json:"max"`
-	IterStarted time.Time    `json:"iterationStarted"`
-	Tasks       *progressRep `json:"tasks,omitempty"`
-	Complete    bool         `json:"complete,omitempty"`
-	Activity    activity     `json:"activity"`
-	WaitUntil   time.Time    `json:"waitUntil"`
-	StopSource  string       `json:"stopSource,omitempty"`
-	// Question is the agent's question, pending; AnswerCmd answers it.
-	Question  string `json:"question,omitempty"`
-	AnswerCmd string `json:"answerCommand,omitempty"`
-	// VerifyDepth is the depth of the running verifier.
-	VerifyDepth string      `json:"verifyDepth,omitempty"`
-	Keyboard    bool        `json:"keyboard"` // the s key works in the run's terminal
-	Updated     time.Time   `json:"updated"`  // the last sign of life
-	Lines       []stateLine `json:"lines,omitempty"`
-	Ended       bool        `json:"ended"`
-	Ending      string      `json:"ending,omitempty"`
-	Hint        string      `json:"hint,omitempty"`
-	ExitCode    int         `json:"exitCode"`
-
-	// WaitEndsRun: the wait ends at the run's deadline (--max-duration),
-	// not in a retry or a next iteration.
-	WaitEndsRun bool `json:"waitEndsRun,omitempty"`
-}
-
-// stateLine is one scrolling line of the run's output.
-type stateLine struct {
-	Seq  int    `json:"seq"`
-	Text string `json:"text"`
-}
-
-// elapsed is the run's time at now, time suspended excluded.
-func (st *runState) elapsed(now time.Time) time.Duration {
-	if st.Started.IsZero() {
-		return 0
-	}
-	return max(0, now.Sub(st.Started)-time.Duration(st.SuspendedMS)*time.Millisecond)
-}
-
-// tasksText shows the tasks' progress: "35/60", or "".
-func (st *runState) tasksText() string {
-	switch {
-	case st.Tasks != nil && st.Complete:
-		return fmt.Sprintf("%d/%d, complete", st.Tasks.Completed, st.Tasks.Total)
-	case st.Tasks != nil:
-		return fmt.Sprintf("%d/%d", st.Tasks.Completed, st.Tasks.Total)
-	case st.Complete:
-		return "complete"
-	}
-	return ""
-}
-
-// nowLine says in one line what the run is doing at now: "running
-// iteration 3, 2/50 done: Bash: go test ./... · 42s".
-func (st *runState) nowLine(now time.Time) string {
-	label, _ := stateLabel(st)
-	return fmt.Sprintf("%s, %d/%d done: %s", label, st.Totals.Iterations, st.Max, nowText(st, now, true))
-}
 
 // live is a run's live view. A nil *live does nothing.
 type live struct {

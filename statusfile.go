@@ -139,3 +139,10 @@ func (ts taskStatus) progressText() string {
 	}
 	return fmt.Sprintf("%d/%d", ts.Completed, ts.Total)
 }
+
+// progressRep is the agent's progress as the views show it: items done
+// of items listed (status --json, the state file's tasks).
+type progressRep struct {
+	Completed int `json:"completed"`
+	Total     int `json:"total"`
+}

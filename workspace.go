@@ -565,3 +565,9 @@ func removeCreated(w *workspace, created []string) {
 		os.Remove(created[i])
 	}
 }
+
+// within reports whether path is dir or lies below it (lexically).
+func within(dir, path string) bool {
+	r, err := filepath.Rel(dir, path)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
+}
