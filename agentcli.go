@@ -287,3 +287,22 @@ func agentChildSpec(a agentCLI, cfg *settings, path string) childSpec {
 	}
 	return spec
 }
+
+// claudeFlagLayer is the configuration the --claude and --agent flags of
+// setup and edit set.
+func claudeFlagLayer(f stringFlag, agents *agentFlags) *configLayer {
+	l := &configLayer{name: layerFlag, values: map[string]any{}}
+	if f.set {
+		l.values["claude.command"] = f.s
+	}
+	agents.addTo(l.values)
+	return l
+}
+
+// checkClaudeFlag refuses an empty --claude.
+func checkClaudeFlag(f stringFlag) error {
+	if f.set && strings.TrimSpace(f.s) == "" {
+		return usagef("invalid value %q for flag --claude: empty", f.s)
+	}
+	return nil
+}

@@ -69,3 +69,12 @@ func confirm(env *cliEnv, question string) (bool, error) {
 	}
 	return false, nil
 }
+
+// failUsage prints err and hint the house way and ends the command with exit
+// status 2: for a command line that cannot work where it was given (no
+// terminal, no confirmation), a usage error whose fix is not in the usage.
+func failUsage(env *cliEnv, err error, hint string, args ...any) error {
+	fmt.Fprintf(env.stderr, "%s: %v\n", progName, err)
+	fmt.Fprintf(env.stderr, "%s: hint: %s\n", progName, fmt.Sprintf(hint, args...))
+	return &exitCodeError{code: exitUsage}
+}

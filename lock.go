@@ -546,3 +546,23 @@ func claimWorkspace(w *workspace, arg, doing string) (release func(), err error)
 	}
 	return release, nil
 }
+
+// claimWait is how long a run waits for another command's claim of its
+// workspace (a config set takes a moment) before it says that one holds it.
+const claimWait = 2 * time.Second
+
+// claimHolds reports whether what holds w's state directory is claims,
+// not a run: a run holds its lock alone, claims share it.
+func claimHolds(w *workspace) bool {
+	_, held, err := lockStateDir(w, syscall.LOCK_SH)
+	return err == nil && !held
+}
+
+// hintOr is the hint for a workspace held: runHint for a run, else to wait
+// for the command that holds it.
+func (e *errLocked) hintOr(runHint string) string {
+	if e.claim {
+		return "run it again once that command is done"
+	}
+	return runHint
+}

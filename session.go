@@ -14,8 +14,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -110,4 +112,72 @@ func restoreTerminal(tty *os.File, saved *syscall.Termios) {
 		return
 	}
 	setTermios(tty, saved)
+}
+
+// session is the interactive agent (claude, or the config's agent) of
+// setup or edit.
+type session struct {
+	path, name string
+	argv       []string
+	dir        string
+}
+
+// newSession prepares the agent session of setup or edit (kind names its
+// system prompt template): the configured agent, command and arguments, the
+// system prompt and a first message (its adapter's sessionArgs).
+func newSession(env *cliEnv, cfg *settings, w *workspace, kind, instructions, first string) (*session, error) {
+	a, err := lookupAgent(cfg.Agent, "agent")
+	if err != nil {
+		return nil, err
+	}
+	path, err := findAgentCLI(a, cfg)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, _, err := promptTemplate(w, env.projectRoot, w.meta.Mode, kind)
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{a.executable(cfg)}, a.sessionArgs(cfg, expandPrompt(tmpl, env.projectRoot, w.Dir, instructions), first)...)
+	return &session{path: path, name: a.name(), argv: argv, dir: env.projectRoot}, nil
+}
+
+// run runs the session on the terminal and says how the agent ended: ""
+// when it exited with status 0.
+func (s *session) run(in, out, errOut *os.File) (string, error) {
+	ws, err := runAttached(in, out, errOut, s.path, s.argv, s.dir, childEnv())
+	if err != nil {
+		return "", fmt.Errorf("running %s: %w", s.path, err)
+	}
+	switch {
+	case ws.Exited() && ws.ExitStatus() == 0:
+		return "", nil
+	case ws.Exited():
+		return fmt.Sprintf("%s exited with status %d", s.name, ws.ExitStatus()), nil
+	case ws.Signaled():
+		name := signalName(ws.Signal())
+		if !strings.HasPrefix(name, "SIG") {
+			name = fmt.Sprintf("signal %d (%s)", int(ws.Signal()), name)
+		}
+		return s.name + " was ended by " + name, nil
+	}
+	return "", nil
+}
+
+// sessionTerminal returns the terminal a session runs on: standard input
+// and output must both be one.
+func sessionTerminal(env *cliEnv, cmd string) (in, out, errOut *os.File, err error) {
+	in, ok := env.stdin.(*os.File)
+	if !ok || !isTerminal(in) {
+		return nil, nil, nil, fmt.Errorf("%s talks with you through claude, in a terminal: standard input is not one", cmd)
+	}
+	out, ok = env.stdout.(*os.File)
+	if !ok || !isTerminal(out) {
+		return nil, nil, nil, fmt.Errorf("%s talks with you through claude, in a terminal: standard output is not one", cmd)
+	}
+	errOut, ok = env.stderr.(*os.File)
+	if !ok {
+		errOut = out
+	}
+	return in, out, errOut, nil
 }
