@@ -1,20 +1,20 @@
 package main
 
 // This file implements the command line around the commands: the command
-// table, dispatch, help, version, and the reporting of errors. The rules are:
-// diagnostics go to stderr as "claude-iterate: <message>", optionally
-// followed by "claude-iterate: hint: <what to do>"; stdout carries only a
-// command's real output (and the help it was asked for); a usage error
-// prints the command's short usage and exits 2; the exit code of every
-// outcome is decided here, in report, and nowhere else.
+// table, dispatch, and the reporting of errors (help and version are
+// commands: cmd_help.go, cmd_version.go). The rules are: diagnostics go to
+// stderr as "claude-iterate: <message>", optionally followed by
+// "claude-iterate: hint: <what to do>"; stdout carries only a command's
+// real output (and the help it was asked for); a usage error prints the
+// command's short usage and exits 2; a command's error becomes its exit
+// status here, in report, and nowhere else: a run's own status (decided by
+// endings.go) reaches report as an exitCodeError.
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 )
@@ -159,108 +159,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) exitStatus {
 	}
 	warnUserConfig(stderr)
 	return report(env, c, c.run(env, rest))
-}
-
-const mainUsage = `claude-iterate runs the claude CLI in a loop on one task until it is done.
-
-Usage:
-  claude-iterate <command> [arguments]
-
-Commands:
-%s
-Stopping a run:
-  s (in the terminal)      stop after the current iteration; press again to cancel
-  claude-iterate stop      the same, from another shell (or: touch <workspace>/.stop)
-  Ctrl+C                   stop now: the agent gets SIGINT and time to clean up
-  Ctrl+C twice             force: kill the agent and everything it started
-  Ctrl+\                   force at once (SIGQUIT)
-  Ctrl+Z / fg              suspend and resume the tool, the agent and its tools
-
-Exit status:
-  0  completed, or stopped for a non-failure reason (max iterations, stop request)
-  1  error, a failure condition met, or max iterations reached right after a
-     failed iteration
-  2  usage error
-  129, 130, 131, 143  ended by SIGHUP, SIGINT (Ctrl+C), SIGQUIT (Ctrl+\), SIGTERM, after cleanup
-
-Examples:
-  claude-iterate init demo --instructions TASK.md
-  claude-iterate run demo
-  claude-iterate run demo --dry-run          # the whole loop with a built-in mock agent
-  claude-iterate run demo --test-cmd 'go test ./...' --until-tests-pass
-  claude-iterate run --prompt PROMPT.md --until-output '<promise>COMPLETE</promise>' -m 10
-                                             # ralph mode: PROMPT.md verbatim each iteration
-
-Run 'claude-iterate help <command>' for more about a command.
-`
-
-func printMainUsage(w io.Writer) {
-	var b strings.Builder
-	for _, c := range commandTable() {
-		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintf(w, mainUsage, b.String())
-}
-
-// versionUsage is the manual of the version command.
-const versionUsage = `Usage: claude-iterate version
-
-Prints the program's version, Go version and platform.
-`
-
-func runVersion(env *cliEnv, args []string) error {
-	fs := newFlagSet("version")
-	if _, err := parseFlags(fs, args, 0); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(env.stdout, "claude-iterate %s (%s %s/%s)\n", programVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return writeError(err)
-}
-
-// programVersion is the version set at link time, else the module version
-// that go install recorded in the build info, else "devel".
-func programVersion() string {
-	bi, _ := debug.ReadBuildInfo()
-	return versionFrom(version, bi)
-}
-
-// versionFrom picks the version: linked, else from the build info, else
-// "devel".
-func versionFrom(linked string, bi *debug.BuildInfo) string {
-	if linked != "" {
-		return linked
-	}
-	if bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
-
-// helpUsage is the manual of the help command.
-const helpUsage = `Usage: claude-iterate help [<command>]
-
-Shows the manual of a command, or the list of commands.
-`
-
-func runHelp(env *cliEnv, args []string) error {
-	fs := newFlagSet("help")
-	pos, err := parseFlags(fs, args, 1)
-	if err != nil {
-		return err
-	}
-	if len(pos) == 0 {
-		printMainUsage(env.stdout)
-		return nil
-	}
-	c := lookupCommand(pos[0])
-	if c == nil {
-		if s := suggestCommand(pos[0]); s != "" {
-			return usagef("unknown command %q (did you mean %q?)", pos[0], s)
-		}
-		return usagef("unknown command %q", pos[0])
-	}
-	io.WriteString(env.stdout, c.manual())
-	return nil
 }
 
 // report prints err the house way and maps it to how the process ends.
