@@ -67,3 +67,17 @@ func (claudeAgent) sessionArgs(cfg *settings, systemPrompt, first string) []stri
 // verifierRefusedHint is "": the verifier names the tools to allow
 // (verifierRefusedHint in verify.go).
 func (claudeAgent) verifierRefusedHint() string { return "" }
+
+// verifierArgs are the verifier's arguments: the user's claude args, the
+// workspace's permissions less the write tools, the read-only restriction,
+// the stream-json options.
+func verifierArgs(cfg *settings, model string) []string {
+	args := append([]string{}, cfg.ClaudeArgs...)
+	args = append(args, permissionArgsOf(cfg.PermissionMode, withoutWriteTools(cfg.AllowedTools))...)
+	args = append(append(args, "--disallowedTools"), writeTools...)
+	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
+	if model != "" {
+		args = append(args, "--model", model)
+	}
+	return args
+}

@@ -6,7 +6,7 @@ package main
 // .status.json, TODO.md and INSTRUCTIONS.md first, so that list and status
 // read them without unpacking the rest; permissions are kept, and symbolic
 // links are stored as links, never followed; the run lock is left out.
-// Restoring is restore.go's; the commands are cmd_clean.go's.
+// Restoring is restore.go's; the commands are cmd_archive.go's and cmd_clean.go's.
 
 import (
 	"archive/tar"

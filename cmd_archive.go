@@ -1,11 +1,13 @@
 package main
 
-// This file implements archive save, show and delete (list and restore are
-// in cmd_clean.go). The rules are: save archives a workspace as clean does
-// and keeps it, never under a run (the archive would catch it half way);
-// show prints an archive's metadata and its entries, reading it through
-// the safe reader; delete removes only a file of the archive directory,
-// asking on a terminal or with -f.
+// This file implements the archive command: list, save, show, restore
+// and delete (the archive's format is archive.go's, restoring restore.go's).
+// The rules are: list shows the archives; save archives a workspace as
+// clean does and keeps it, never under a run (the archive would catch it
+// half way); show prints an archive's metadata and its entries, reading it
+// through the safe reader; restore makes a new workspace of an archive,
+// refusing to overwrite one; delete removes only a file of the archive
+// directory, asking on a terminal or with -f.
 
 import (
 	"archive/tar"
@@ -13,9 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -154,5 +158,144 @@ func runArchiveDelete(env *cliEnv, args []string) error {
 		return fmt.Errorf("deleting %s: %w", shown, unwrapPathError(err))
 	}
 	fmt.Fprintf(env.stdout, "Deleted archive %s\n", shown)
+	return nil
+}
+
+// archiveUsage is the manual of the archive command.
+const archiveUsage = `Usage: claude-iterate archive list
+       claude-iterate archive save <workspace>
+       claude-iterate archive show <archive>
+       claude-iterate archive restore <archive> [<workspace>]
+       claude-iterate archive delete <archive> [-f]
+
+'claude-iterate clean' archives workspaces to claude-iterate/archive in the
+project root.
+
+  list      lists the archived workspaces: name, and mode, status, iterations
+            and progress when archived, the time of the archive and its file
+  save      archives a workspace as clean does, and keeps it
+  show      prints an archive's workspace (mode, status, iterations, last
+            stop) and its files
+  delete    removes an archive from claude-iterate/archive; asks on a
+            terminal, elsewhere needs -f
+  restore   unpacks <archive> into a new workspace: <workspace> if given (a
+            name or a path), else the archived workspace's name. <archive> is
+            a file, the name of one in claude-iterate/archive (.tar.gz may be
+            left out), or a workspace name for its latest archive. The
+            archive is kept.
+
+restore refuses to overwrite an existing workspace, and refuses an archive
+with an entry that would land outside the new workspace — an absolute path, a
+"..", an entry written through a symbolic link, a symbolic link that leads
+out of it — or an entry that is not a directory, a regular file or a symbolic
+link. A refused archive leaves nothing behind.
+
+Examples:
+  claude-iterate archive list
+  claude-iterate archive restore api-migration
+  claude-iterate archive restore api-migration-20250114T093000Z api-migration-2
+  claude-iterate archive save api-migration
+  claude-iterate archive show api-migration
+  claude-iterate archive delete -f api-migration-20250114T093000Z
+`
+
+// openArchivedArg opens the archived workspace status --archived names.
+func openArchivedArg(env *cliEnv, pos []string) (*archivedWorkspace, error) {
+	src, err := archiveArg(env, pos, "missing archive (a workspace name, or an archive)")
+	if err != nil {
+		return nil, err
+	}
+	a, err := openArchived(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", relPath(env.projectRoot, src), err)
+	}
+	return a, nil
+}
+
+func runArchive(env *cliEnv, args []string) error {
+	if len(args) == 0 {
+		return usagef("missing subcommand: list, save, show, restore or delete")
+	}
+	switch sub := args[0]; {
+	case sub == "list":
+		if _, err := parseFlags(newFlagSet("archive list"), args[1:], 0); err != nil {
+			return err
+		}
+		return listArchives(env, false)
+	case sub == "restore":
+		return runArchiveRestore(env, args[1:])
+	case sub == "save":
+		return runArchiveSave(env, args[1:])
+	case sub == "show":
+		return runArchiveShow(env, args[1:])
+	case sub == "delete":
+		return runArchiveDelete(env, args[1:])
+	case sub == "-h" || sub == "-help" || sub == "--help":
+		return errHelp
+	case strings.HasPrefix(sub, "-"):
+		return usagef("unknown flag %s", sub)
+	default:
+		if s := closestName(sub, []string{"list", "save", "show", "restore", "delete"}); s != "" {
+			return usagef("unknown subcommand %q (did you mean %q?)", sub, s)
+		}
+		return usagef("unknown subcommand %q: want list, save, show, restore or delete", sub)
+	}
+}
+
+func runArchiveRestore(env *cliEnv, args []string) error {
+	pos, err := parseFlags(newFlagSet("archive restore"), args, 2)
+	if err != nil {
+		return err
+	}
+	src, err := archiveArg(env, pos, "missing archive")
+	if err != nil {
+		return err
+	}
+	shownSrc := relPath(env.projectRoot, src)
+	dir, err := workspacesDir(env)
+	if err != nil {
+		return err
+	}
+	var w *workspace
+	if len(pos) == 2 {
+		w, err = locateWorkspace(env.projectRoot, dir, pos[1])
+		if err != nil {
+			return err
+		}
+	} else {
+		top, err := archiveTop(src)
+		if err != nil {
+			return restoreError(shownSrc, err)
+		}
+		if !validName(top) {
+			return usagef("the archived workspace's name %q is not a valid workspace name: give one after the archive", top)
+		}
+		w, err = locateWorkspace(env.projectRoot, dir, top)
+		if err != nil {
+			return err
+		}
+	}
+	label := w.Name
+	if len(pos) == 2 {
+		label = pos[1]
+	}
+	if !freeTarget(w.Dir) {
+		return withHint(fmt.Errorf("workspace %s already exists (%s)", label, relPath(env.projectRoot, w.Dir)), "restore it under another name: claude-iterate archive restore %s <new-name>", pos[0])
+	}
+	if _, err := restoreArchive(src, w.Dir); err != nil {
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) {
+			return withHint(fmt.Errorf("workspace %s already exists (%s)", label, relPath(env.projectRoot, w.Dir)), "restore it under another name: claude-iterate archive restore %s <new-name>", pos[0])
+		}
+		return restoreError(shownSrc, err)
+	}
+	// A workspace restored under another name is named so in its metadata.
+	if err := w.load(); err == nil && w.meta.Name != w.Name {
+		w.meta.Name = w.Name
+		if err := w.save(); err != nil {
+			return fmt.Errorf("renaming the restored workspace in %s: %w", w.metadataPath(), err)
+		}
+	}
+	fmt.Fprintf(env.stdout, "Restored workspace %s (%s) from %s\n", label, relPath(env.projectRoot, w.Dir), shownSrc)
+	fmt.Fprintf(env.stdout, "Next: claude-iterate status %s\n", label)
 	return nil
 }

@@ -120,3 +120,26 @@ func runMockAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		"num_turns": 3, "total_cost_usd": 0.0123, "duration_ms": 6 * pace.Milliseconds(), "session_id": session})
 	return 0
 }
+
+// mockVerifier plays the verifier in a dry run: it reads the status and
+// passes, at the mock agent's pace.
+func mockVerifier(emit func(map[string]any), step func() (int, bool), text func(string) map[string]any,
+	toolUse func(id, name string, input map[string]any) map[string]any, toolResult func(id, content string) map[string]any,
+	statusPath, session string) int {
+	result := "The mock verifier read the status: every item is done.\n" +
+		`{"verdict": "pass", "summary": "Every item is done (mock verifier).", "issues": [], "confidence": "low"}`
+	for _, e := range []map[string]any{
+		{"type": "system", "subtype": "init", "session_id": session, "model": "mock", "tools": []string{"Read", "Bash"}, "cwd": "."},
+		toolUse("toolu_read", "Read", map[string]any{"file_path": statusPath}),
+		toolResult("toolu_read", "{\"complete\": true}"),
+		text(result),
+	} {
+		emit(e)
+		if code, stop := step(); stop {
+			return code
+		}
+	}
+	emit(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": result,
+		"num_turns": 2, "total_cost_usd": 0.0045, "session_id": session})
+	return 0
+}

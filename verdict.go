@@ -242,3 +242,11 @@ func (vs *verificationState) print(out io.Writer) {
 	fmt.Fprintf(out, "Verified:    %s at %s (%s): %s\n", vs.LastVerdict, vs.LastTime.Local().Format(time.DateTime),
 		plural(vs.Attempts, "verification"), sanitizeString(clip(oneLine(vs.LastSummary), 300)))
 }
+
+// verdictOr is the verdict's name, or def for none.
+func (vd *verdict) verdictOr(def string) string {
+	if vd == nil {
+		return def
+	}
+	return vd.Verdict
+}
