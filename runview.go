@@ -1,12 +1,13 @@
 package main
 
 // This file implements the view of the live runs that ps, 'watch --all'
-// and serve share: one runView per run of the registry (registry.go), made from the files the run writes anyway, and the actions
-// on a run — a stop request, its cancellation, an answer — which are the
-// stop and answer commands' own. The rules are: the runs waiting for a
-// person come first; the state of a run is one of running, waiting (for an
-// answer), limit (a usage-limit wait), verifying, delay, stopping; nothing
-// here signals a run or writes anything but what stop and answer write.
+// and serve share: one runView per run of the registry (registry.go), made
+// from the files the run writes anyway, and the actions on a run — a stop
+// request, its cancellation, an answer — which are the stop and answer
+// commands' own. The rules are: the runs waiting for a person come first;
+// the state of a run is one of running, waiting (for an answer), limit (a
+// usage-limit wait), verifying, delay, stopping; nothing here signals a
+// run or writes anything but what stop and answer write.
 
 import (
 	"errors"
