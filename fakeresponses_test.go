@@ -114,7 +114,7 @@ type fakeResponses struct {
 	// developer is the developer messages' text of the last model
 	// request: Codex's instructions and the ones it was given.
 	developer string
-	seq          int
+	seq       int
 }
 
 // startFakeResponses starts a fake Responses API that replies as script
@@ -137,10 +137,10 @@ func (a *fakeResponses) close() {
 
 // responsesRequest is the part of a Responses API request the fake reads.
 type responsesRequest struct {
-	Model        string            `json:"model"`
-	Stream       bool              `json:"stream"`
-	Tools        []json.RawMessage `json:"tools"`
-	Input        []json.RawMessage `json:"input"`
+	Model  string            `json:"model"`
+	Stream bool              `json:"stream"`
+	Tools  []json.RawMessage `json:"tools"`
+	Input  []json.RawMessage `json:"input"`
 }
 
 func (a *fakeResponses) serve(w http.ResponseWriter, r *http.Request) {

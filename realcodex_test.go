@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,5 +236,15 @@ func cmdCodexAPI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(developer), 0o644))
 	default:
 		ts.Fatalf("api: unknown check %q", args[0])
+	}
+}
+
+// TestPassedEnvCoversCodexEnv keeps the terminal harness's shell in the same
+// offline environment as the codex scenarios' exec commands.
+func TestPassedEnvCoversCodexEnv(t *testing.T) {
+	for _, k := range codexEnvKeys {
+		if !slices.Contains(passedEnv, k) {
+			t.Errorf("passedEnv lacks %s, which the codex scenarios set", k)
+		}
 	}
 }
