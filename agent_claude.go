@@ -63,3 +63,7 @@ func (claudeAgent) sessionArgs(cfg *settings, systemPrompt, first string) []stri
 	args := append([]string{}, cfg.ClaudeArgs...)
 	return append(args, "--append-system-prompt", systemPrompt, first)
 }
+
+// verifierRefusedHint is "": the verifier names the tools to allow
+// (verifierRefusedHint in verify.go).
+func (claudeAgent) verifierRefusedHint() string { return "" }

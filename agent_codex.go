@@ -180,6 +180,10 @@ func (codexAgent) sessionArgs(cfg *settings, systemPrompt, first string) []strin
 	return append(args, "-c", "developer_instructions="+tomlString(systemPrompt), first)
 }
 
+func (codexAgent) verifierRefusedHint() string {
+	return "codex's verifier runs in its read-only sandbox (--sandbox read-only): its writes are refused by design, and a check that needs to write (a build's output, a test cache) cannot run there; run that check with --test-cmd instead"
+}
+
 // tomlString is s as a TOML basic string, the form of a -c value: quotes,
 // backslashes and control characters escaped.
 func tomlString(s string) string {

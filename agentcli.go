@@ -23,7 +23,9 @@ package main
 //     the tool's permission settings mapped onto the CLI's (a setting with
 //     no meaning for it is refused here, a usage error, never ignored);
 //     the model;
-//   - verifierArgs: the same, read-only (the verifier must not write);
+//   - verifierArgs: the same, read-only (the verifier must not write),
+//     and verifierRefusedHint: the fix when the verifier's calls were
+//     refused ("": claude's, which names the allowed tools);
 //   - newDecoder: a decoder of its output, one line at a time, into
 //     streamEvents: text as assistant text blocks; tool calls as tool_use
 //     blocks (their name counts in the record's tools, their command or
@@ -34,7 +36,8 @@ package main
 //     whose text isLimitText knows (limits.go); nil for the claude
 //     stream-json fast path;
 //   - refusedHint: how to let it use its tools, shown once when it
-//     refused some;
+//     refused some; and, optionally, stderrRefusals: the refusals that
+//     only its stderr tells (codex's rejected patches);
 //   - sessionArgs: its arguments for setup and edit, run on the terminal
 //     with a system prompt and a first message.
 
@@ -56,6 +59,7 @@ type agentCLI interface {
 	newDecoder(cfg *settings) streamDecoder
 	refusedHint() string
 	sessionArgs(cfg *settings, systemPrompt, first string) []string
+	verifierRefusedHint() string
 }
 
 // streamDecoder turns an agent's output lines into the tool's events;
@@ -275,6 +279,11 @@ func agentChildSpec(a agentCLI, cfg *settings, path string) childSpec {
 	spec := childSpec{path: path, argv0: a.executable(cfg), name: a.name()}
 	if a.newDecoder(cfg) != nil {
 		spec.decoder = func() streamDecoder { return a.newDecoder(cfg) }
+	}
+	if r, ok := a.(interface {
+		stderrRefusals(tail string) []permissionDenial
+	}); ok {
+		spec.stderrRefusals = r.stderrRefusals
 	}
 	return spec
 }

@@ -42,6 +42,10 @@ type childSpec struct {
 	// decoder makes the decoder of an agent's stream when its CLI's is
 	// not claude's stream-json (agentcli.go); nil: claude's.
 	decoder func() streamDecoder
+	// stderrRefusals finds in the end of an agent's stderr the calls its
+	// CLI refused without a word in its stream (codex's rejected patches);
+	// nil: none are.
+	stderrRefusals func(tail string) []permissionDenial
 }
 
 // childPipes are a child's standard streams: for each, the tool's end and

@@ -22,7 +22,9 @@ package main
 //	turn.completed   usage {input_tokens, cached_input_tokens, output_tokens}
 //	                                               → a success result, with
 //	                                                 the estimated cost
-//	turn.failed      error {message}               → an error result
+//	turn.failed      error {message}               → an error result (none
+//	                                                 when an error event just
+//	                                                 said the same)
 //	error            message                       → an error result;
 //	                                                 "Reconnecting..." an API
 //	                                                 retry
@@ -56,6 +58,9 @@ type codexDecoder struct {
 	denials  []permissionDenial
 	turns    int
 	session  string
+	// lastError is the last error event's message: the turn.failed that
+	// repeats it makes no second result.
+	lastError string
 }
 
 // codexEvent is one line of codex's stream, reduced to what the tool reads.
@@ -144,13 +149,19 @@ func (d *codexDecoder) decode(line []byte, emit func(*streamEvent)) error {
 		if ev.Error != nil && ev.Error.Message != "" {
 			msg = ev.Error.Message
 		}
-		emit(d.result(true, msg))
+		if msg != d.lastError { // the error event said it: one result
+			emit(d.result(true, msg))
+		}
 	case "error":
 		if strings.HasPrefix(ev.Message, "Reconnecting") {
-			emit(&streamEvent{Type: "system", Subtype: "api_retry", Error: json.RawMessage(jsonQuote(ev.Message))})
+			// "Reconnecting... 2/5 (stream disconnected ...)"
+			e := &streamEvent{Type: "system", Subtype: "api_retry", Error: json.RawMessage(jsonQuote(ev.Message))}
+			fmt.Sscanf(strings.TrimPrefix(ev.Message, "Reconnecting... "), "%d/%d", &e.Attempt, &e.MaxRetries)
+			emit(e)
 			return nil
 		}
-		emit(d.result(true, firstNonEmpty(ev.Message, "error")))
+		d.lastError = firstNonEmpty(ev.Message, "error")
+		emit(d.result(true, d.lastError))
 	default:
 		// item.plan.delta, request_user_input, and what comes next:
 		// shown in the transcript, never fatal.
@@ -279,16 +290,19 @@ func codexItemEnd(it *codexItem) (failed bool, text string) {
 var sandboxDeniedWords = []string{"operation not permitted", "permission denied", "read-only file system", "seccomp", "sandbox", "landlock", "failed to write file"}
 
 // codexRefused reports whether codex's sandbox or policy refused the item.
+// A command that exited 0 is refused only when its output says "Read-only
+// file system": a shell script goes on after a write the sandbox refused
+// (echo x > f; ...), and EROFS is the sandbox's word for a write.
 func codexRefused(it *codexItem) bool {
 	switch it.Type {
 	case "command_execution":
 		if it.Status == "declined" {
 			return true
 		}
-		if it.Status != "failed" && (it.ExitCode == nil || *it.ExitCode == 0) {
-			return false
-		}
 		out := strings.ToLower(it.AggregatedOutput)
+		if it.Status != "failed" && (it.ExitCode == nil || *it.ExitCode == 0) {
+			return strings.Contains(out, "read-only file system")
+		}
 		for _, w := range sandboxDeniedWords {
 			if strings.Contains(out, w) {
 				return true
@@ -298,6 +312,28 @@ func codexRefused(it *codexItem) bool {
 		return it.Status == "failed" || it.Status == "declined"
 	}
 	return false
+}
+
+// codexPatchRejected is how codex's stderr tells a patch its sandbox
+// rejected, which its stream does not ("ERROR codex_core::tools::router:
+// error=patch rejected: writing is blocked by read-only sandbox; ...").
+const codexPatchRejected = "error=patch rejected: "
+
+// stderrRefusals are the patches codex's stderr says were rejected.
+func (codexAgent) stderrRefusals(tail string) []permissionDenial {
+	var ds []permissionDenial
+	for _, line := range strings.Split(tail, "\n") {
+		_, why, ok := strings.Cut(line, codexPatchRejected)
+		if !ok {
+			continue
+		}
+		why, _, _ = strings.Cut(why, ";")
+		ds = append(ds, permissionDenial{ToolName: codexToolFile, ToolInput: jsonObject1("path", "(patch rejected: "+strings.TrimSpace(why)+")")})
+		if len(ds) == maxToolsCounted {
+			break
+		}
+	}
+	return ds
 }
 
 // estimate is the cost of u at p's rates.

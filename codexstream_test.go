@@ -210,3 +210,65 @@ func BenchmarkCodexStream(b *testing.B) {
 		decodeAgentStream(bytes.NewReader(data), io.Discard, o, nil, nil, &codexDecoder{pricing: codexDefaultPricing})
 	}
 }
+
+// TestCodexFixtures reads the real CLI's transcripts (testdata/fixtures/codex,
+// codex-cli 0.171.0) as a run does, with their stderr.
+func TestCodexFixtures(t *testing.T) {
+	now := time.Date(2026, 11, 27, 6, 0, 0, 0, time.Local)
+	for _, tc := range []struct {
+		name          string
+		failed, limit bool
+		why           string // the failure's reason, when failed
+		refused       []string
+		tools         map[string]int
+	}{
+		{name: "exec-loop-step", tools: map[string]int{"command": 4, "file_change": 2}},
+		{name: "exec-bypass", tools: map[string]int{"command": 1, "file_change": 1}},
+		{name: "exec-read-only-refused", refused: []string{
+			`command "/bin/bash -lc 'echo x > report.txt; echo rc=$?'"`,
+			`command "/bin/bash -lc 'touch /etc/claude-iterate-codex-capture'"`,
+			`file_change (patch rejected: writing is blocked by read-only sandbox)`}},
+		{name: "exec-workspace-write-refused", refused: []string{
+			`command "/bin/bash -lc 'touch /etc/claude-iterate-codex-capture'"`,
+			`file_change (patch rejected: writing outside of the project)`}},
+		{name: "exec-usage-limit", failed: true, limit: true},
+		{name: "exec-usage-limit-mid-turn", failed: true, limit: true},
+		{name: "exec-api-500", failed: true, why: "We’re currently experiencing high demand, which may cause temporary errors."},
+		{name: "exec-stream-failed", failed: true, why: "stream disconnected before completion: The model crashed."},
+		{name: "exec-sigint-during-command", failed: true, why: "agent exited without a result"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata/fixtures/codex", tc.name+".jsonl"))
+			if err != nil {
+				t.Skip(err)
+			}
+			stderr, _ := os.ReadFile(filepath.Join("testdata/fixtures/codex", tc.name+".stderr"))
+			o, text := codexOutcome(t, string(data))
+			o.finish(nil, string(stderr))
+			o.stderrRefused(agentChildSpec(codexAgent{}, &settings{}, "codex"))
+			failed, why := o.failed()
+			if failed != tc.failed || (tc.why != "" && why != tc.why) {
+				t.Errorf("failed %v %q, want %v %q", failed, why, tc.failed, tc.why)
+			}
+			if hit, reset := o.usageLimit(now); hit != tc.limit || (hit && reset.IsZero()) {
+				t.Errorf("limit %v reset %v, want %v", hit, reset, tc.limit)
+			}
+			var refused []string
+			for _, d := range o.denials() {
+				refused = append(refused, describeDenial(d, "/"))
+			}
+			if strings.Join(refused, "\n") != strings.Join(tc.refused, "\n") {
+				t.Errorf("refused:\n%s\nwant:\n%s", strings.Join(refused, "\n"), strings.Join(tc.refused, "\n"))
+			}
+			for k, v := range tc.tools {
+				if o.tools[k] != v {
+					t.Errorf("tools %v, want %v", o.tools, tc.tools)
+					break
+				}
+			}
+			if o.malformed != 0 || strings.Count(text, "Result (") > 1 {
+				t.Errorf("%d malformed; transcript:\n%s", o.malformed, text)
+			}
+		})
+	}
+}

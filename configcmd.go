@@ -59,7 +59,8 @@ Shows every configuration key with its effective value and the layer it
 comes from. Layers, highest first:
 
   flag       command-line flags of 'run'
-  env        $CLAUDE_ITERATE_CLAUDE (claude.command)
+  env        $CLAUDE_ITERATE_CLAUDE (claude.command), $CLAUDE_ITERATE_CODEX
+             (agents.codex.command)
   workspace  "config" in <workspace>/.workspace.json (set by 'init' flags
              and 'config set --workspace'; committable)
   project    .claude-iterate.json in the project root: the nearest directory

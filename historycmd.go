@@ -402,6 +402,13 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 	if !rec.counted() {
 		result = "· " + sanitizeString(oneLine(firstNonEmpty(rec.Reason, endWord(rec))))
 	}
+	if a := rec.Agent; a != "" && (a != agentClaude || rec.AgentChange != "") {
+		result += " (" + sanitizeString(a) + ")" // the agent, when not the default
+	}
+	cost := formatCost(rec.CostUSD)
+	if rec.CostEstimated {
+		cost = "≈" + cost // estimated from tokens
+	}
 	progress := "-"
 	if p := rec.Progress; p != nil {
 		progress = fmt.Sprintf("%d/%d", p.Completed, p.Total)
@@ -421,7 +428,7 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 	if rec.FilesChanged != nil {
 		files = strconv.Itoa(len(rec.FilesChanged))
 	}
-	cells := [len(historyColumns)]string{strconv.Itoa(rec.Iteration), start, compactDuration(rec.duration()), result, formatCost(rec.CostUSD), progress, tools, refused, files}
+	cells := [len(historyColumns)]string{strconv.Itoa(rec.Iteration), start, compactDuration(rec.duration()), result, cost, progress, tools, refused, files}
 	for i, c := range cells {
 		cells[i] = strings.ReplaceAll(c, "\t", " ")
 	}

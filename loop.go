@@ -185,7 +185,7 @@ func (r *runner) loop() ending {
 		if r.sup.startBlocked() {
 			return r.interruptEnding()
 		}
-		if r.using.firstIsBack(time.Now()) {
+		if r.using.index != 0 && r.using.firstIsBack(time.Now()) {
 			r.useAgent(0, "")
 		}
 		it, err := r.iterate()

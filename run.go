@@ -203,6 +203,16 @@ fails. Allow the tools with --permission-mode acceptEdits or --allowed-tools
 LIST (saved with 'init' or 'config set claude.permissionMode acceptEdits'),
 or --dangerously-skip-permissions inside a sandbox.
 
+With --agent codex, the Codex CLI runs each iteration (codex exec --json,
+the prompt on stdin, the system prompt as -c developer_instructions); its
+commands and file changes count as the record's tools "command" and
+"file_change", a command its sandbox refused is a refused call, and its
+cost is estimated from its tokens (agents.codex.pricing), marked so in the
+record and in status; --max-cost counts the estimate. A usage limit of
+either agent waits for the reset, or, with --fallback-agent, retries the
+iteration at once with the next agent; the record's agent and agentChange
+say which ran and why.
+
 Exit status: 0 completed or stopped; 1 error, failure condition, or max
 iterations reached right after a failed iteration; 2 usage error;
 129/130/131/143 after SIGHUP/SIGINT/SIGQUIT/SIGTERM.

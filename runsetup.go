@@ -461,7 +461,7 @@ func (r *runner) newVerifier() (*verifier, error) {
 	if r.opts.skipPerms && a.name() == agentClaude {
 		spec.args = append(spec.args, "--dangerously-skip-permissions")
 	}
-	return &verifier{root: r.env.projectRoot, ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec, agent: a.name(),
+	return &verifier{root: r.env.projectRoot, ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec, agent: a.name(), refusedFix: a.verifierRefusedHint(),
 		timeout: r.opts.iterationTimeout.d, idle: r.opts.idleTimeout.d}, nil
 }
 

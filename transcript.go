@@ -120,6 +120,10 @@ func (f *formatter) format(e *streamEvent, raw []byte) {
 func (f *formatter) formatSystem(e *streamEvent, indent string, raw []byte) {
 	switch e.Subtype {
 	case "init":
+		if e.sessionID != "" { // an adapter's (codex: its thread)
+			f.printf(indent, "Session started (%s, session %s)", e.Model, e.sessionID)
+			break
+		}
 		f.printf(indent, "Session started (model %s, %d tools)", e.Model, len(e.Tools))
 	case "api_retry":
 		status := ""

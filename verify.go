@@ -90,6 +90,7 @@ type verifier struct {
 	root, depth   string
 	spec          childSpec // the agent and the verifier's arguments
 	agent         string    // its name
+	refusedFix    string    // its adapter's fix for refused calls; "": claude's
 	timeout, idle time.Duration
 	onEvent       func(*streamEvent)
 	history       *historyWriter
@@ -188,6 +189,7 @@ func (v *verifier) run() (*verification, error) {
 		o = &iterationOutcome{} // its reader still fills the other one
 	}
 	o.finish(c.waitErr, c.tail.String())
+	o.stderrRefused(spec)
 	o.hang = end.hang
 	o.interrupted = v.sup.ending()
 	o.elapsed = time.Since(vr.started) - end.suspended
@@ -231,7 +233,7 @@ func (v *verifier) keep(vr *verification, runID string, iteration int) *iteratio
 	}
 	fix := ""
 	if len(vr.refused) > 0 {
-		fix = verifierRefusedHint(vr.outcome.denials(), v.ws)
+		fix = firstNonEmpty(v.refusedFix, verifierRefusedHint(vr.outcome.denials(), v.ws))
 	}
 	v.report = ""
 	if !vr.failed {
@@ -384,7 +386,7 @@ func runVerify(env *cliEnv, args []string) error {
 	defer log.Close()
 	sup.log = log
 	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: env.projectRoot, depth: depth,
-		spec: spec, agent: spec.name,
+		spec: spec, agent: spec.name, refusedFix: agentCLIs[spec.name].verifierRefusedHint(),
 		timeout: o.iterationTimeout.d, idle: o.idle.d, history: hist}
 	con.progressf("Verifying %s (%s)", w.Name, depth)
 	for {
