@@ -100,6 +100,14 @@ text Hello is written.`,
 	api: `call exec_command {"cmd": "echo x > report.txt; echo rc=$?"}
 text The sandbox is read-only.`,
 }, {
+	name:    "exec-workspace-write-git",
+	about:   "workspace-write: git init in the workspace fails (Read-only file system: codex keeps .git read-only in this sandbox), so no commit",
+	sandbox: "workspace-write",
+	prompt:  "Commit the change.",
+	api: `call exec_command {"cmd": "git init -q . 2>&1; echo init=$?"}
+call exec_command {"cmd": "echo x > f.txt && git add f.txt && git -c user.email=a@example.com -c user.name=A commit -qm change; echo commit=$?"}
+text Committed, or not.`,
+}, {
 	name:    "exec-usage-limit-mid-turn",
 	about:   "a command, then 429 usage_limit_reached on the next model request",
 	sandbox: "workspace-write",
