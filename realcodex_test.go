@@ -54,8 +54,9 @@ const codexTestModel = "gpt-5.5"
 // retries (a scripted error is the answer, not the first of five), and
 // every feature that calls home off: the curated plugins' sync (git and
 // HTTPS to github.com and chatgpt.com), remote plugins, apps, the update
-// check, analytics, feedback, web search. --strict-config (codexArgs) makes
-// a key that a new version no longer knows an error instead of a no-op.
+// check, analytics, feedback, web search. TestRealCodexCapture runs codex
+// with --strict-config: a key that a new version no longer knows fails it
+// instead of being ignored.
 func codexConfig(baseURL string) string {
 	return `model = "` + codexTestModel + `"
 model_provider = "fake"
