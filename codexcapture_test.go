@@ -242,6 +242,9 @@ func captureCodex(t *testing.T, cli string, c codexCapture, outDir string) strin
 	} else if err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(stderr.String(), "Error loading config.toml") {
+		t.Fatalf("codex refused codexConfig (--strict-config):\n%s", stderr.String())
+	}
 	if c.interrupt != "" && !interrupted {
 		t.Errorf("no line matched %q: never interrupted", c.interrupt)
 	}
