@@ -65,14 +65,23 @@ type codexDecoder struct {
 
 // codexEvent is one line of codex's stream, reduced to what the tool reads.
 type codexEvent struct {
-	Type     string      `json:"type"`
-	ThreadID string      `json:"thread_id"`
-	Usage    *codexUsage `json:"usage"`
-	Error    *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-	Message string     `json:"message"`
-	Item    *codexItem `json:"item"`
+	Type     string        `json:"type"`
+	ThreadID string        `json:"thread_id"`
+	Usage    *codexUsage   `json:"usage"`
+	Error    *codexMessage `json:"error"`
+	Message  string        `json:"message"`
+	Item     *codexItem    `json:"item"`
+}
+
+// codexMessage is an error's {"message": …}.
+type codexMessage struct {
+	Message string `json:"message"`
+}
+
+// codexChange is one file of a file_change item.
+type codexChange struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
 }
 
 // codexUsage is a turn's tokens.
@@ -84,24 +93,29 @@ type codexUsage struct {
 
 // codexItem is a thread item.
 type codexItem struct {
-	ID               string `json:"id"`
-	Type             string `json:"type"`
-	Text             string `json:"text"`
-	Command          string `json:"command"`
-	AggregatedOutput string `json:"aggregated_output"`
-	ExitCode         *int   `json:"exit_code"`
-	Status           string `json:"status"`
-	Changes          []struct {
-		Path string `json:"path"`
-		Kind string `json:"kind"`
-	} `json:"changes"`
-	Server  string `json:"server"`
-	Tool    string `json:"tool"`
-	Query   string `json:"query"`
-	Message string `json:"message"`
-	Error   *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	ID       string        `json:"id"`
+	Type     string        `json:"type"`
+	Text     string        `json:"text"`
+	Command  string        `json:"command"`
+	Output   codexOutput   `json:"aggregated_output"`
+	ExitCode *int          `json:"exit_code"`
+	Status   string        `json:"status"`
+	Changes  []codexChange `json:"changes"`
+	Server   string        `json:"server"`
+	Tool     string        `json:"tool"`
+	Query    string        `json:"query"`
+	Message  string        `json:"message"`
+	Error    *codexMessage `json:"error"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler: a command's output is read as
+// the fast path reads it (scanCodexOutputValue), never decoded whole.
+func (o *codexOutput) UnmarshalJSON(data []byte) error {
+	s := &jsonScanner{data: data}
+	if !scanCodexOutputValue(s, o) || s.bad || !s.end() {
+		return errors.New("aggregated_output: not a JSON string")
+	}
+	return nil
 }
 
 // Codex's tool names, as the record counts them.
@@ -114,10 +128,13 @@ const (
 
 // decode turns one line into events.
 func (d *codexDecoder) decode(line []byte, emit func(*streamEvent)) error {
-	short, _ := clipLongStrings(line)
-	var ev codexEvent
-	if err := json.Unmarshal(short, &ev); err != nil {
-		return err
+	ev, ok := decodeCodexFast(line)
+	if !ok {
+		short, _ := clipLongStrings(line)
+		ev = &codexEvent{}
+		if err := json.Unmarshal(short, ev); err != nil {
+			return err
+		}
 	}
 	if ev.Type == "" {
 		return errors.New("event without a type")
@@ -219,14 +236,9 @@ func (d *codexDecoder) itemCompleted(it *codexItem, emit func(*streamEvent)) {
 	} else {
 		emit(toolUseEvent(it.ID, name, input, args))
 	}
-	failed, text := codexItemEnd(it)
+	failed, c := codexItemEnd(it)
 	if codexRefused(it) {
 		d.denials = append(d.denials, permissionDenial{ToolName: name, ToolUseID: it.ID, ToolInput: input})
-	}
-	var c toolContent
-	c.text = clip(text, previewBytes)
-	if text != "" {
-		c.lines = strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
 	}
 	emit(&streamEvent{Type: "user", Message: &streamMessage{Content: []contentBlock{{Type: "tool_result", ToolUseID: it.ID, Content: c, IsError: failed}}}})
 }
@@ -259,22 +271,28 @@ func codexToolOf(it *codexItem) (name string, input json.RawMessage, args *toolA
 	return "", nil, nil
 }
 
-// codexItemEnd says whether a tool item failed, and its output.
-func codexItemEnd(it *codexItem) (failed bool, text string) {
+// codexItemEnd says whether a tool item failed, and its output as the
+// transcript shows it (a command's: its start and its line count).
+func codexItemEnd(it *codexItem) (failed bool, c toolContent) {
+	text := ""
 	switch it.Type {
 	case "command_execution":
 		failed = it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0)
-		text = it.AggregatedOutput
-		if failed && it.ExitCode != nil {
-			text = fmt.Sprintf("exit code %d\n%s", *it.ExitCode, text)
-		} else if it.Status == "declined" {
-			text = "declined: " + text
+		c = it.Output.content
+		switch {
+		case failed && it.ExitCode != nil:
+			c.text = fmt.Sprintf("exit code %d\n%s", *it.ExitCode, c.text)
+			c.lines++
+		case it.Status == "declined":
+			c.text = "declined: " + c.text
+			c.lines = max(c.lines, 1)
 		}
+		return failed, c
 	case "file_change":
 		failed = it.Status == "failed"
 		var b strings.Builder
-		for _, c := range it.Changes {
-			fmt.Fprintf(&b, "%s %s\n", c.Kind, c.Path)
+		for _, ch := range it.Changes {
+			fmt.Fprintf(&b, "%s %s\n", ch.Kind, ch.Path)
 		}
 		text = b.String()
 	default:
@@ -283,12 +301,22 @@ func codexItemEnd(it *codexItem) (failed bool, text string) {
 			text = it.Error.Message
 		}
 	}
-	return failed, text
+	c.text = clip(text, previewBytes)
+	if text != "" {
+		c.lines = strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+	}
+	return failed, c
 }
 
 // sandboxDeniedWords are what a command's output says when codex's sandbox
 // refused it (codex-rs: is_likely_sandbox_denied).
-var sandboxDeniedWords = []string{"operation not permitted", "permission denied", "read-only file system", "seccomp", "sandbox", "landlock", "failed to write file"}
+// Each is written from its second letter on (or its distinctive tail:
+// "-only file system"), so that "Read-only" and "read-only" both match
+// without a case-folded copy of the output.
+var sandboxDeniedWords = []string{"peration not permitted", "ermission denied", erofsWords, "eccomp", "andbox", "andlock", "ailed to write file"}
+
+// erofsWords are those of "Read-only file system".
+const erofsWords = "-only file system"
 
 // codexRefused reports whether codex's sandbox or policy refused the item.
 // A command that exited 0 is refused only when its output says "Read-only
@@ -300,15 +328,10 @@ func codexRefused(it *codexItem) bool {
 		if it.Status == "declined" {
 			return true
 		}
-		out := strings.ToLower(it.AggregatedOutput)
 		if it.Status != "failed" && (it.ExitCode == nil || *it.ExitCode == 0) {
-			return strings.Contains(out, "read-only file system")
+			return it.Output.says(erofsWords)
 		}
-		for _, w := range sandboxDeniedWords {
-			if strings.Contains(out, w) {
-				return true
-			}
-		}
+		return it.Output.says(sandboxDeniedWords...)
 	case "file_change":
 		return it.Status == "failed" || it.Status == "declined"
 	}
@@ -344,10 +367,9 @@ func (p codexPricing) estimate(u *codexUsage) float64 {
 	return (float64(fresh)*p.Input + float64(cached)*p.CachedInput + float64(max(u.Output, 0))*p.Output) / 1e6
 }
 
-// jsonObject1 is {"key": value} as JSON.
+// jsonObject1 is {"key": value} as JSON (key needs no escape).
 func jsonObject1(key, value string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{key: value})
-	return b
+	return append(append([]byte(`{"`+key+`":`), jsonQuote(value)...), '}')
 }
 
 // jsonQuote is s as a JSON string.

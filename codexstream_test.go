@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -205,6 +206,7 @@ func BenchmarkCodexStream(b *testing.B) {
 	data := genCodexTranscript(8 << 20)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		o := &iterationOutcome{}
 		decodeAgentStream(bytes.NewReader(data), io.Discard, o, nil, nil, &codexDecoder{pricing: codexDefaultPricing})
@@ -271,4 +273,27 @@ func TestCodexFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCodexFast: the fast path decodes a line as encoding/json does, or
+// hands it back.
+func FuzzCodexFast(f *testing.F) {
+	for _, l := range codexSeedLines {
+		f.Add([]byte(l))
+	}
+	f.Add([]byte(`{"type":"item.completed","item":{"id":"i","type":"command_execution","command":"c","aggregated_output":"a\\nb\\u00e9\n","exit_code":null,"status":"failed","changes":null}}`))
+	f.Add([]byte(`{"type":"item.completed","TYPE":"x","item":{"aggregated_output":null}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := decodeCodexFast(line)
+		if !ok {
+			return
+		}
+		var slow codexEvent
+		if err := json.Unmarshal(line, &slow); err != nil {
+			t.Fatalf("the fast path took a line encoding/json refuses (%v): %s", err, line)
+		}
+		if !reflect.DeepEqual(fast, &slow) {
+			t.Fatalf("fast %+v\nslow %+v\nline %s", fast, &slow, line)
+		}
+	})
 }

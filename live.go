@@ -57,17 +57,16 @@ const (
 // runState is what a run is doing: the panel's model, and the content of
 // the state file.
 type runState struct {
-	PID         int       `json:"pid"`
-	Workspace   string    `json:"workspace"`
-	Mode        string    `json:"mode"`
-	Started     time.Time `json:"started"`
-	SuspendedMS int64     `json:"suspendedMs"`
-	Phase       string    `json:"phase"`
-	Interrupted string    `json:"interrupted,omitempty"` // the signal's name
-	Iteration   int       `json:"iteration"`             // the running, or last started, iteration
-	// Agent is the agent CLI of that iteration, when it is not claude.
-	Agent       string       `json:"agent,omitempty"`
-	Totals      workTotals   `json:"totals"` // the run's, from its records
+	PID         int          `json:"pid"`
+	Workspace   string       `json:"workspace"`
+	Mode        string       `json:"mode"`
+	Started     time.Time    `json:"started"`
+	SuspendedMS int64        `json:"suspendedMs"`
+	Phase       string       `json:"phase"`
+	Interrupted string       `json:"interrupted,omitempty"` // the signal's name
+	Iteration   int          `json:"iteration"`             // the running, or last started, iteration
+	Agent       string       `json:"agent,omitempty"`       // that iteration's agent CLI
+	Totals      workTotals   `json:"totals"`                // the run's, from its records
 	Max         int          `json:"max"`
 	IterStarted time.Time    `json:"iterationStarted"`
 	Tasks       *progressRep `json:"tasks,omitempty"`
@@ -408,11 +407,7 @@ func (l *live) iterationStarted(n int, agent string) {
 	}
 	now := time.Now()
 	l.mu.Lock()
-	l.act.agent = agent
-	l.st.Agent = agent
-	if agent == agentClaude {
-		l.st.Agent = "" // the default: not shown
-	}
+	l.act.agent, l.st.Agent = agent, agent
 	l.st.Phase, l.st.Iteration, l.st.IterStarted, l.st.Updated = phaseRunning, n, now, now
 	l.iterSuspendedMS = l.st.SuspendedMS
 	l.st.WaitUntil = time.Time{}

@@ -289,7 +289,10 @@ func (c *toolContent) UnmarshalJSON(data []byte) error {
 }
 
 // set fills c from a string's raw body and the stats of its scan.
-func (c *toolContent) set(raw []byte, st strStats) {
+func (c *toolContent) set(raw []byte, st strStats) { c.setPrefix(raw, st, previewBytes) }
+
+// setPrefix is set, decoding only about n bytes of the text.
+func (c *toolContent) setPrefix(raw []byte, st strStats, n int) {
 	c.lines = 0
 	if len(raw) > 0 {
 		c.lines = st.newlines + 1
@@ -297,7 +300,7 @@ func (c *toolContent) set(raw []byte, st strStats) {
 			c.lines-- // a final newline ends the last line
 		}
 	}
-	c.text = decodePrefix(raw, previewBytes)
+	c.text = decodePrefix(raw, n)
 }
 
 // blocks returns message.content.
