@@ -31,7 +31,8 @@ func TestCodexCommandShown(t *testing.T) {
 }
 
 // FuzzShellWords: splitting never panics, and words quoted the way codex
-// quotes them (single quotes, '\” for a quote) come back whole.
+// quotes them (in single quotes, a single quote inside closed, escaped and
+// reopened) come back whole.
 func FuzzShellWords(f *testing.F) {
 	f.Add("/bin/bash -lc 'cat TODO.md'", "it's \"x\" $y")
 	f.Add(`"a\"b" c\ d`, "")
