@@ -96,6 +96,10 @@ func (codexAgent) iterationArgs(r *runPlan) ([]string, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	if arg := codexSandboxArg(r.cfg.Codex.Args); arg != "" && len(sandbox) > 0 {
+		return nil, &inputError{withHint(fmt.Errorf("agents.codex.args has %s, and the run's permission setting gives codex %s: codex would take one of them, or refuse both", arg, strings.Join(sandbox, " ")),
+			"choose the sandbox in one place: remove %s from agents.codex.args, or drop the permission setting for codex", arg)}
+	}
 	args := []string{"exec", "--json", "--skip-git-repo-check"}
 	args = append(args, r.cfg.Codex.Args...)
 	args = append(args, sandbox...)
@@ -114,8 +118,15 @@ func (codexAgent) iterationArgs(r *runPlan) ([]string, error) {
 }
 
 // verifierArgs are codex's read-only arguments: its read-only sandbox,
-// whatever the run's permissions (the verifier must not write).
+// whatever the run's permissions (the verifier must not write). User
+// arguments that choose another sandbox are refused: codex 0.171.0 lets
+// --dangerously-bypass-approvals-and-sandbox win over --sandbox read-only,
+// and the verifier wrote (TestRealCodex/verify-readonly).
 func (codexAgent) verifierArgs(cfg *settings, model string) ([]string, error) {
+	if arg := codexSandboxArg(cfg.Codex.Args); arg != "" {
+		return nil, &inputError{withHint(fmt.Errorf("agents.codex.args has %s, which would let the verifier write: codex's verifier runs in its read-only sandbox", arg),
+			"remove %s from agents.codex.args for verify (claude-iterate config unset agents.codex.args), or verify with --agent claude", arg)}
+	}
 	args := []string{"exec", "--json", "--skip-git-repo-check"}
 	args = append(args, cfg.Codex.Args...)
 	args = append(args, "--sandbox", "read-only")
@@ -123,6 +134,32 @@ func (codexAgent) verifierArgs(cfg *settings, model string) ([]string, error) {
 		args = append(args, "-m", model)
 	}
 	return append(args, "-"), nil
+}
+
+// codexSandboxArg returns the first of args that chooses codex's sandbox or
+// approvals (a flag, or a -c override of sandbox_mode or
+// sandbox_workspace_write), or "".
+func codexSandboxArg(args []string) string {
+	for i, a := range args {
+		name, value, _ := strings.Cut(a, "=")
+		switch {
+		case name == "--dangerously-bypass-approvals-and-sandbox", name == "--yolo", name == "--approve-for-me",
+			name == "--sandbox", name == "--add-dir", name == "-s", strings.HasPrefix(a, "-s") && !strings.HasPrefix(a, "--"):
+			return a
+		case name == "-c" || name == "--config":
+			shown := a
+			if value == "" && i+1 < len(args) {
+				value = args[i+1]
+				shown += " " + value
+			}
+			if strings.HasPrefix(strings.TrimSpace(value), "sandbox") {
+				return shown
+			}
+		case strings.HasPrefix(a, "-c") && !strings.HasPrefix(a, "--") && strings.HasPrefix(strings.TrimSpace(a[2:]), "sandbox"):
+			return a
+		}
+	}
+	return ""
 }
 
 func (codexAgent) newDecoder(cfg *settings) streamDecoder {

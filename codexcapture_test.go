@@ -8,6 +8,8 @@ package main
 //	CLAUDE_ITERATE_TEST_CODEX=$(scripts/install-codex.sh | tail -n1) \
 //	CLAUDE_ITERATE_CODEX_CAPTURE=1 go test -run TestRealCodexCapture -count=1 .
 //
+// (CLAUDE_ITERATE_CODEX_CAPTURE=NAME,NAME captures only those cases.)
+//
 // Each case writes NAME.jsonl (standard output, as printed) and
 // NAME.stderr, and its line in the fixtures' README says which version
 // printed it and how it ended; the README's lines are printed to the test
@@ -21,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,8 +33,8 @@ import (
 // codexCapture is one transcript to capture.
 type codexCapture struct {
 	name, about string
-	// sandbox is codex's --sandbox, or "bypass" for
-	// --dangerously-bypass-approvals-and-sandbox.
+	// sandbox is codex's --sandbox, "bypass" for
+	// --dangerously-bypass-approvals-and-sandbox, "" for neither.
 	sandbox string
 	api     string // the fake API's script ($WORK: the workspace)
 	prompt  string
@@ -85,6 +88,26 @@ text Hello is written.`,
 	prompt:  "Say hello.",
 	api:     `limit 3600`,
 }, {
+	name:    "exec-usage-limit-tomorrow",
+	about:   "429 usage_limit_reached resetting in 25 hours: the reset with its date",
+	sandbox: "workspace-write",
+	prompt:  "Say hello.",
+	api:     `limit 90000`,
+}, {
+	name:   "exec-default-sandbox",
+	about:  "no --sandbox and no sandbox_mode in the config: codex's default for exec is read-only; a write is refused",
+	prompt: "Write the report.",
+	api: `call exec_command {"cmd": "echo x > report.txt; echo rc=$?"}
+text The sandbox is read-only.`,
+}, {
+	name:    "exec-workspace-write-git",
+	about:   "workspace-write: git init in the workspace fails (Read-only file system: codex keeps .git read-only in this sandbox), so no commit",
+	sandbox: "workspace-write",
+	prompt:  "Commit the change.",
+	api: `call exec_command {"cmd": "git init -q . 2>&1; echo init=$?"}
+call exec_command {"cmd": "echo x > f.txt && git add f.txt && git -c user.email=a@example.com -c user.name=A commit -qm change; echo commit=$?"}
+text Committed, or not.`,
+}, {
 	name:    "exec-usage-limit-mid-turn",
 	about:   "a command, then 429 usage_limit_reached on the next model request",
 	sandbox: "workspace-write",
@@ -120,7 +143,8 @@ fail server_error The model crashed.`,
 }}
 
 func TestRealCodexCapture(t *testing.T) {
-	if os.Getenv("CLAUDE_ITERATE_CODEX_CAPTURE") == "" {
+	only := os.Getenv("CLAUDE_ITERATE_CODEX_CAPTURE")
+	if only == "" {
 		t.Skip("$CLAUDE_ITERATE_CODEX_CAPTURE is not set: this writes testdata/fixtures/codex/ from the real CLI")
 	}
 	cli := realCodexCLI(t)
@@ -136,6 +160,9 @@ func TestRealCodexCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range codexCaptures {
+		if only != "1" && !slices.Contains(strings.Split(only, ","), c.name) {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			line := captureCodex(t, cli, c, outDir)
 			t.Logf("README: - `%s.jsonl`: %s (%s; %s)", c.name, c.about, strings.TrimSpace(string(version)), line)
@@ -170,6 +197,7 @@ func captureCodex(t *testing.T, cli string, c codexCapture, outDir string) strin
 	// config key this version does not know fails the capture.
 	args := []string{"exec", "--json", "--skip-git-repo-check", "--strict-config"}
 	switch c.sandbox {
+	case "":
 	case "bypass":
 		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
 	default:
@@ -213,6 +241,9 @@ func captureCodex(t *testing.T, cli string, c codexCapture, outDir string) strin
 		end = ee.ProcessState.String()
 	} else if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(stderr.String(), "Error loading config.toml") {
+		t.Fatalf("codex refused codexConfig (--strict-config):\n%s", stderr.String())
 	}
 	if c.interrupt != "" && !interrupted {
 		t.Errorf("no line matched %q: never interrupted", c.interrupt)

@@ -253,7 +253,8 @@ func toolUseEvent(id, name string, input json.RawMessage, args *toolArgs) *strea
 func codexToolOf(it *codexItem) (name string, input json.RawMessage, args *toolArgs) {
 	switch it.Type {
 	case "command_execution":
-		return codexToolCommand, jsonObject1("command", it.Command), &toolArgs{Command: it.Command}
+		cmd := codexCommandShown(it.Command) // codexcommand.go
+		return codexToolCommand, jsonObject1("command", cmd), &toolArgs{Command: cmd}
 	case "file_change":
 		var paths []string
 		for _, c := range it.Changes {

@@ -66,7 +66,7 @@ func TestCodexStreamOutcome(t *testing.T) {
 	for _, d := range o.denials() {
 		refused = append(refused, describeDenial(d, "/w"))
 	}
-	if got := strings.Join(refused, "; "); got != `command "bash -lc 'touch x'"; command "rm -rf /"` {
+	if got := strings.Join(refused, "; "); got != `command "touch x"; command "rm -rf /"` {
 		t.Errorf("refused: %s", got)
 	}
 	// (24763-24448) × 1.25 + 24448 × 0.125 + 122 × 10, per million
@@ -76,7 +76,7 @@ func TestCodexStreamOutcome(t *testing.T) {
 	if u := o.result.Usage; u == nil || u.Input != 24763 || u.CacheRead != 24448 || u.Output != 122 {
 		t.Errorf("usage %+v", u)
 	}
-	for _, s := range []string{"🔧 command $ bash -lc ls", "🔧 file_change /w/src/a.go, /w/b.go", "Done: the tests pass."} {
+	for _, s := range []string{"🔧 command $ ls", "🔧 file_change /w/src/a.go, /w/b.go", "Done: the tests pass."} {
 		if !strings.Contains(text, s) {
 			t.Errorf("transcript lacks %q:\n%s", s, text)
 		}
@@ -227,11 +227,11 @@ func TestCodexFixtures(t *testing.T) {
 		{name: "exec-loop-step", tools: map[string]int{"command": 4, "file_change": 2}},
 		{name: "exec-bypass", tools: map[string]int{"command": 1, "file_change": 1}},
 		{name: "exec-read-only-refused", refused: []string{
-			`command "/bin/bash -lc 'echo x > report.txt; echo rc=$?'"`,
-			`command "/bin/bash -lc 'touch /etc/claude-iterate-codex-capture'"`,
+			`command "echo x > report.txt; echo rc=$?"`,
+			`command "touch /etc/claude-iterate-codex-capture"`,
 			`file_change (patch rejected: writing is blocked by read-only sandbox)`}},
 		{name: "exec-workspace-write-refused", refused: []string{
-			`command "/bin/bash -lc 'touch /etc/claude-iterate-codex-capture'"`,
+			`command "touch /etc/claude-iterate-codex-capture"`,
 			`file_change (patch rejected: writing outside of the project)`}},
 		{name: "exec-usage-limit", failed: true, limit: true},
 		{name: "exec-usage-limit-mid-turn", failed: true, limit: true},

@@ -108,19 +108,20 @@ type fakeResponses struct {
 	// outputs are the tool outputs Codex sent back, in order: what its
 	// commands printed, its sandbox's refusals, apply_patch's verdicts.
 	outputs []string
+	seen    map[string]bool // the call ids of outputs
 	// stray are the requests for other hosts that reached the fake as
 	// their proxy: each would have left loopback.
 	stray []string
 	// developer is the developer messages' text of the last model
 	// request: Codex's instructions and the ones it was given.
 	developer string
-	seq          int
+	seq       int
 }
 
 // startFakeResponses starts a fake Responses API that replies as script
 // says; logf receives one line per request.
 func startFakeResponses(script []apiStep, logf func(format string, args ...any)) *fakeResponses {
-	a := &fakeResponses{script: script, logf: logf, hung: make(chan struct{})}
+	a := &fakeResponses{script: script, logf: logf, hung: make(chan struct{}), seen: map[string]bool{}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	return a
 }
@@ -137,10 +138,10 @@ func (a *fakeResponses) close() {
 
 // responsesRequest is the part of a Responses API request the fake reads.
 type responsesRequest struct {
-	Model        string            `json:"model"`
-	Stream       bool              `json:"stream"`
-	Tools        []json.RawMessage `json:"tools"`
-	Input        []json.RawMessage `json:"input"`
+	Model  string            `json:"model"`
+	Stream bool              `json:"stream"`
+	Tools  []json.RawMessage `json:"tools"`
+	Input  []json.RawMessage `json:"input"`
 }
 
 func (a *fakeResponses) serve(w http.ResponseWriter, r *http.Request) {
@@ -174,13 +175,15 @@ func (a *fakeResponses) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	n := a.served
 	a.served++
-	// A request carries the whole conversation: only the outputs after the
-	// last request's are new.
-	if len(outputs) > len(a.outputs) {
-		for _, o := range outputs[len(a.outputs):] {
-			a.logf("fake responses: tool output: %s", clip(o, 200))
+	// A request carries its whole conversation, and each codex exec is a
+	// conversation of its own: an output is new when its call is.
+	for _, o := range outputs {
+		if a.seen[o.callID] {
+			continue
 		}
-		a.outputs = outputs
+		a.seen[o.callID] = true
+		a.outputs = append(a.outputs, o.text)
+		a.logf("fake responses: tool output: %s", clip(o.text, 200))
 	}
 	a.developer = developerText(req.Input)
 	var step apiStep
@@ -236,24 +239,27 @@ func developerText(input []json.RawMessage) string {
 	return b.String()
 }
 
+// toolOutput is the output of one tool call.
+type toolOutput struct{ callID, text string }
+
 // toolOutputs returns the outputs of the tool calls in a request's input,
 // in order.
-func toolOutputs(input []json.RawMessage) []string {
-	var outs []string
+func toolOutputs(input []json.RawMessage) []toolOutput {
+	var outs []toolOutput
 	for _, raw := range input {
 		var item struct {
 			Type   string          `json:"type"`
+			CallID string          `json:"call_id"`
 			Output json.RawMessage `json:"output"`
 		}
 		if json.Unmarshal(raw, &item) != nil || !strings.HasSuffix(item.Type, "_call_output") {
 			continue
 		}
-		var s string
-		if json.Unmarshal(item.Output, &s) == nil {
-			outs = append(outs, s)
-		} else {
-			outs = append(outs, string(item.Output))
+		o := toolOutput{callID: item.CallID}
+		if json.Unmarshal(item.Output, &o.text) != nil {
+			o.text = string(item.Output)
 		}
+		outs = append(outs, o)
 	}
 	return outs
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -91,4 +93,26 @@ func FuzzLimitText(f *testing.F) {
 			t.Fatalf("limitResetFromText(%q) = %v: not the next such time after %v", s, reset, now)
 		}
 	})
+}
+
+// TestCodexFixtureLimitReset: the real CLI's limit transcripts
+// (testdata/fixtures/codex, captured in UTC) give their reset, on the
+// day and on another day.
+func TestCodexFixtureLimitReset(t *testing.T) {
+	now := time.Date(2026, 11, 27, 7, 30, 0, 0, time.UTC)
+	for name, want := range map[string]time.Time{
+		"exec-usage-limit":          time.Date(2026, 11, 27, 7, 45, 0, 0, time.UTC),
+		"exec-usage-limit-mid-turn": time.Date(2026, 11, 28, 6, 55, 0, 0, time.UTC), // 6:55 AM is past: tomorrow's
+		"exec-usage-limit-tomorrow": time.Date(2026, 11, 28, 8, 14, 0, 0, time.UTC),
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata/fixtures/codex", name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := codexOutcome(t, string(data))
+		hit, reset := o.usageLimit(now)
+		if !hit || !reset.Equal(want) {
+			t.Errorf("%s: usage limit %v, reset %v; want the limit, reset %v", name, hit, reset, want)
+		}
+	}
 }

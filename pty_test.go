@@ -74,7 +74,10 @@ var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONF
 	"FAKE_CLAUDE", "FAKE_CODEX", "FAKE_CODEX_ARGV", "CLAUDE_ITERATE_TEST_PANIC", "CLAUDE_ITERATE_RESULT_WATCHDOG", "CLAUDE_ITERATE_LIMIT_MARGIN", "CLAUDE_ITERATE_MOCK_PACE",
 	// The real-CLI scenarios (realclaude_test.go: offlineEnv and the fake API).
 	"CLAUDE_ITERATE_CLAUDE", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER",
-	"DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "IS_SANDBOX"}
+	"DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "IS_SANDBOX",
+	// The real Codex CLI's (realcodex_test.go: codexEnvKeys).
+	"CODEX_HOME", "OPENAI_API_KEY", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
+	"NO_PROXY", "no_proxy", "CLAUDE_ITERATE_CODEX"}
 
 // namedKeys are the keys 'term key' takes by name, and what a terminal
 // sends for them.

@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,8 +54,9 @@ const codexTestModel = "gpt-5.5"
 // retries (a scripted error is the answer, not the first of five), and
 // every feature that calls home off: the curated plugins' sync (git and
 // HTTPS to github.com and chatgpt.com), remote plugins, apps, the update
-// check, analytics, feedback, web search. --strict-config (codexArgs) makes
-// a key that a new version no longer knows an error instead of a no-op.
+// check, analytics, feedback, web search. TestRealCodexCapture runs codex
+// with --strict-config: a key that a new version no longer knows fails it
+// instead of being ignored.
 func codexConfig(baseURL string) string {
 	return `model = "` + codexTestModel + `"
 model_provider = "fake"
@@ -235,5 +237,15 @@ func cmdCodexAPI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(developer), 0o644))
 	default:
 		ts.Fatalf("api: unknown check %q", args[0])
+	}
+}
+
+// TestPassedEnvCoversCodexEnv keeps the terminal harness's shell in the same
+// offline environment as the codex scenarios' exec commands.
+func TestPassedEnvCoversCodexEnv(t *testing.T) {
+	for _, k := range codexEnvKeys {
+		if !slices.Contains(passedEnv, k) {
+			t.Errorf("passedEnv lacks %s, which the codex scenarios set", k)
+		}
 	}
 }
