@@ -82,6 +82,8 @@ var configKeys = []configKey{
 	{"verification.autoVerify", kindBool, false, "verify a claimed completion with a read-only verifier before the run ends (also: run --verify)"},
 	{"verification.maxAttempts", kindCount, 2, "failed verifications that end the run (exit 1)"},
 	{"verification.depth", kindString, depthStandard, "how hard the verifier looks: quick, standard or deep"},
+	{"git.worktree", kindBool, false, "run the agent in a git worktree of its own, on branch claude-iterate/<workspace> (also: run/init --worktree)"},
+	{"git.commit", kindBool, true, "commit each iteration's changes: with a worktree unless false, without one only when set true (also: run --commit, --no-commit)"},
 	{"stop", kindConditions, nil, "stop conditions: {\"conditions\":[…], \"success\":[…], \"failure\":[…]} (see 'help run')"},
 }
 
@@ -128,6 +130,9 @@ type settings struct {
 	MinIterations int
 	OnQuestion    string
 	Verification  verificationSettings
+
+	// GitWorktree and GitCommit: the worktree and the commits (gitrun.go).
+	GitWorktree, GitCommit bool
 
 	// LoopStagnation is Stagnation for loop mode.
 	LoopStagnation int
@@ -198,6 +203,10 @@ func (s *settings) set(key string, v any) bool {
 		s.MinIterations = v.(int)
 	case "onQuestion":
 		s.OnQuestion = v.(string)
+	case "git.worktree":
+		s.GitWorktree = v.(bool)
+	case "git.commit":
+		s.GitCommit = v.(bool)
 	default:
 		return false
 	}

@@ -44,6 +44,10 @@ type gitTree struct {
 	root    string   // the project root
 	exclude []string // directories whose files are never listed (the workspace's)
 	failed  bool
+	// next is the scan that ended the last iteration, for the next one's
+	// start when nothing ran in between (gitcommit.go); reuse allows it.
+	next  *gitSnapshot
+	reuse bool
 	// warn says, once, that git failed and filesChanged is off.
 	warn func(msg string)
 }
@@ -149,6 +153,20 @@ func (g *gitTree) snapshot() *gitSnapshot {
 		}
 	}
 	return s
+}
+
+// start is the scan an iteration starts from: the one that ended the
+// last iteration, when it may serve, else a new one.
+func (g *gitTree) start() *gitSnapshot {
+	if g == nil {
+		return nil
+	}
+	s := g.next
+	g.next = nil
+	if s != nil && g.reuse && !g.failed {
+		return s
+	}
+	return g.snapshot()
 }
 
 // nthField returns what follows the first n space-separated fields of line.

@@ -64,6 +64,9 @@ Options:
                               acceptEdits (claude.permissionMode)
   --allowed-tools LIST        claude's --allowedTools for its runs, e.g.
                               'Edit,Write,Bash(go test:*)' (claude.allowedTools)
+  --worktree                  its runs work in a git worktree of their own,
+                              on branch claude-iterate/<workspace>
+                              (git.worktree; see 'help run')
 
 The options after --mode are saved as this workspace's configuration
 ("config" in .workspace.json; a notify URL with credentials in
@@ -94,6 +97,7 @@ func runInit(env *cliEnv, args []string) error {
 	fs.Var(&template, "template", "")
 	fs.Var(&permissionMode, "permission-mode", "")
 	fs.Var(&allowedTools, "allowed-tools", "")
+	worktree := fs.Bool("worktree", false, "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -164,6 +168,9 @@ func runInit(env *cliEnv, args []string) error {
 		cfg["notifyUrl"] = notifyURL.s
 	}
 	addPermissionSettings(cfg, permissionMode, allowedTools)
+	if *worktree {
+		cfg["git.worktree"] = true // the worktree is made by the first run
+	}
 	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
 	if len(cfg) > 0 {
 		w.meta.Config = cfg

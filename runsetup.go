@@ -138,6 +138,9 @@ func (r *runner) setup(pos []string) error {
 	if err := r.checkTask(); err != nil {
 		return err
 	}
+	if r.gitSetup, err = setupGit(env, r.cfg, opts, ws, r.con); err != nil { // gitrun.go: the agent's project root
+		return err
+	}
 	if err := r.resolveAgent(); err != nil {
 		return err
 	}
@@ -163,9 +166,7 @@ func (r *runner) setup(pos []string) error {
 	if !ws.Ralph {
 		exclude = append(exclude, ws.Dir)
 	}
-	if r.git = findGitTree(env.projectRoot, exclude...); r.git != nil {
-		r.git.warn = func(msg string) { r.con.errorf("warning: %s", msg); r.log.printf("WARNING: %s", msg) }
-	}
+	r.git = startGitWork(r.gitSetup, r.workRoot(), exclude, scanReuse(&r.stops, r.checks.verifier), r.con, r.log, prev.RunID, r.lock.record.RunID) // gitrun.go
 	now := time.Now().UTC().Truncate(time.Second)
 	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
 	ws.meta.Conditions = r.stops.initialReports()
@@ -398,7 +399,7 @@ func (r *runner) resolveAgent() error {
 		if err != nil {
 			return err
 		}
-		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, ""), relPath(r.env.projectRoot, source)
+		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.workRoot(), r.ws.Dir, ""), relPath(r.env.projectRoot, source)
 		promptArgs, err := r.systemPromptArgs()
 		if err != nil {
 			return err
@@ -415,7 +416,7 @@ func (r *runner) resolveAgent() error {
 		args = append(args, "--max-turns", fmt.Sprint(r.opts.maxTurns.n))
 	}
 	r.spec.args = args
-	r.spec.dir = r.env.projectRoot
+	r.spec.dir = r.workRoot()
 	if r.cfg.Verification.Auto {
 		r.checks.verifier = r.newVerifier()
 	}
@@ -473,7 +474,7 @@ func (r *runner) buildPrompt() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)) + r.checks.notes.text(r.ws), nil
+	return expandPrompt(tmpl, r.workRoot(), r.ws.Dir, string(data)) + r.checks.notes.text(r.ws), nil
 }
 
 // carryFindings gives the run's first iteration the findings of a failed

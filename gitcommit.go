@@ -1,0 +1,248 @@
+package main
+
+// This file commits each iteration's work (with a worktree, or --commit).
+// The rules are:
+//
+//   - An iteration that leaves files changed ends with one commit: with a
+//     worktree, of every change left in it (the worktree is the
+//     workspace's own); on the project's checkout (--commit alone), of the
+//     files the iteration changed only, never the user's other edits.
+//   - The paths come from the iteration's ending status scan (gitfiles.go),
+//     which then serves as the next iteration's starting one: one scan per
+//     iteration. Ignored files are never listed; the workspace's own files
+//     are left out (gitTree.exclude).
+//   - The agent's own commits are kept as they are: the tool commits what
+//     is left on top of them.
+//   - Subject: the workspace, the iteration and what the agent said it did
+//     (.status.json's summary, else the first line of its result); body:
+//     the record's duration, cost and tools; trailers Claude-Iterate-Run and
+//     Claude-Iterate-Iteration.
+//   - A commit that fails (a pre-commit hook, say) leaves the changes where
+//     they are — nothing is reset or stashed — and says why once, in the
+//     console, the log and the record (commitError); the record's commit is
+//     then null. The next run commits them as recovered.
+//   - A repository with no identity configured commits as claude-iterate
+//     <claude-iterate@localhost> through git -c; the user's configuration is
+//     never changed.
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// fallbackIdentity is the committer of a repository that has none.
+var fallbackIdentity = []string{"-c", "user.name=claude-iterate", "-c", "user.email=claude-iterate@localhost"}
+
+// runGitSetup is a run's git work beyond filesChanged.
+type runGitSetup struct {
+	repo     *gitRepo
+	state    *gitState // the worktree and its branch; nil on the project's checkout
+	workRoot string    // the project root in the worktree; "" without one
+	commit   bool      // commit per iteration
+	identity []string  // fallbackIdentity when the repository has none
+	ws       *workspace
+	con      *console
+	log      *runLog
+}
+
+// gitIdentity returns the -c options a commit in dir needs: none when git
+// knows who commits.
+func gitIdentity(dir string) []string {
+	if _, _, err := gitOut(dir, nil, "var", "GIT_COMMITTER_IDENT"); err != nil {
+		return fallbackIdentity
+	}
+	if _, _, err := gitOut(dir, nil, "var", "GIT_AUTHOR_IDENT"); err != nil {
+		return fallbackIdentity
+	}
+	return nil
+}
+
+// commitPaths are the paths (relative to the top) a commit after the
+// iteration takes: every dirty one (all), or those the iteration changed.
+func (g *gitTree) commitPaths(before, after *gitSnapshot, all bool) []string {
+	if g == nil || after == nil {
+		return nil
+	}
+	var paths []string
+	for p := range after.dirty {
+		abs := filepath.Join(g.top, p)
+		if g.excluded(abs) {
+			continue
+		}
+		if !all && (before == nil || sameSince(before, after, p, abs)) {
+			continue
+		}
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// gitCommitResult is a commit's outcome.
+type gitCommitResult struct {
+	sha  string // the new commit; "" when none was made
+	fail string // why it failed, "" when it did not
+}
+
+// commitPathsNow stages paths in the tree g and commits them with message.
+func (s *runGitSetup) commitPathsNow(g *gitTree, paths []string, message string) gitCommitResult {
+	var res gitCommitResult
+	err := s.repo.gitLocked(func() error {
+		list := []byte(strings.Join(paths, "\x00"))
+		if _, stderr, err := gitOut(g.top, list, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+			res.fail = "git add failed: " + gitFailure(stderr, err)
+			return nil
+		}
+		args := append(slices.Clone(s.identity), "commit", "-q", "--no-gpg-sign", "-F", "-")
+		if _, stderr, err := gitOut(g.top, []byte(message), args...); err != nil {
+			res.fail = "git commit failed: " + commitFailure(stderr, err)
+			return nil
+		}
+		sha, stderr, err := gitOut(g.top, nil, "rev-parse", "HEAD")
+		if err != nil {
+			res.fail = "git rev-parse HEAD failed after the commit: " + gitFailure(stderr, err)
+			return nil
+		}
+		res.sha = sha
+		return nil
+	})
+	if err != nil {
+		res.fail = err.Error()
+	}
+	return res
+}
+
+// commitFailure says why git commit failed: a hook's last words, or git's.
+func commitFailure(stderr string, err error) string {
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return err.Error()
+	}
+	return clip(oneLine(strings.Join(lines[max(0, len(lines)-2):], "; ")), 300)
+}
+
+// commitMessage is an iteration's commit message.
+func commitMessage(ws string, rec *iterationRecord, said string) string {
+	subject := fmt.Sprintf("%s: iteration %d", ws, rec.Iteration)
+	if said = strings.TrimSpace(oneLine(said)); said != "" {
+		subject += ": " + said
+	}
+	subject = clip(subject, 100)
+	var b strings.Builder
+	b.WriteString(subject + "\n\n")
+	fmt.Fprintf(&b, "Duration: %s\n", roundDuration(rec.duration()))
+	fmt.Fprintf(&b, "Cost: %s\n", formatCost(rec.CostUSD))
+	if t := toolsText(rec, 0); t != "" {
+		fmt.Fprintf(&b, "Tools: %s\n", t)
+	} else {
+		b.WriteString("Tools: none\n")
+	}
+	if rec.End != endDone {
+		fmt.Fprintf(&b, "Ended: %s%s\n", rec.End, map[bool]string{true: " (" + oneLine(rec.Reason) + ")", false: ""}[rec.Reason != ""])
+	}
+	fmt.Fprintf(&b, "\nClaude-Iterate-Run: %s\nClaude-Iterate-Iteration: %d\n", rec.Run, rec.Iteration)
+	return b.String()
+}
+
+// saidDone is what the agent said it did: the summary it wrote in the
+// iteration, else the first line of its result.
+func saidDone(ev *evidence, rec *iterationRecord) string {
+	if ev != nil && ev.written && ev.status.Summary != "" {
+		return ev.status.Summary
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(rec.resultText), "\n")
+	return first
+}
+
+// afterIteration commits what the iteration left, sets the record's
+// commit (and commitError), and readies the next iteration's starting
+// scan in g.
+func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evidence, before, after *gitSnapshot) {
+	if g == nil {
+		return
+	}
+	if s == nil || !s.commit {
+		g.next = after
+		return
+	}
+	if after == nil { // git failed: filesChanged is off, and so are the commits
+		rec.Commit = json.RawMessage("null")
+		return
+	}
+	paths := g.commitPaths(before, after, s.state != nil)
+	var res gitCommitResult
+	if len(paths) > 0 {
+		res = s.commitPathsNow(g, paths, commitMessage(s.ws.Name, rec, saidDone(ev, rec)))
+	}
+	switch {
+	case res.sha != "":
+		rec.Commit, _ = json.Marshal(res.sha)
+		next := &gitSnapshot{head: res.sha, dirty: map[string]fileStamp{}}
+		for p, st := range after.dirty {
+			if !slices.Contains(paths, p) {
+				next.dirty[p] = st
+			}
+		}
+		g.next = next
+		s.log.printf("Commit: %s (%s)", shortSHA(res.sha), plural(len(paths), "file"))
+	case res.fail != "":
+		rec.Commit, rec.CommitError = json.RawMessage("null"), res.fail
+		s.con.noticef("iteration %d: not committed: %s; the changes stay in %s", rec.Iteration, res.fail, g.top)
+		s.log.printf("COMMIT FAILED: %s (the changes stay in %s)", res.fail, g.top)
+	case after.head != "" && before != nil && after.head != before.head:
+		rec.Commit, _ = json.Marshal(after.head) // the agent committed everything itself
+		g.next = after
+	default:
+		rec.Commit = json.RawMessage("null")
+		g.next = after
+	}
+}
+
+// recoverLeftovers commits, before the first iteration, the changes an
+// earlier run left uncommitted in the worktree (a kill -9 mid-iteration, a
+// failed commit), as a recovered iteration, and says so.
+func (s *runGitSetup) recoverLeftovers(g *gitTree, run string) {
+	if !s.commit || s.state == nil {
+		return
+	}
+	snap := g.snapshot()
+	paths := g.commitPaths(nil, snap, true)
+	if len(paths) == 0 {
+		g.next = snap
+		return
+	}
+	n := s.ws.meta.Iterations
+	msg := fmt.Sprintf("%s: recovered changes an earlier run left uncommitted after iteration %d\n\n"+
+		"The run ended (killed, or its commit failed) before committing them:\n%s\n"+
+		"\nClaude-Iterate-Run: %s\nClaude-Iterate-Iteration: %d\n", s.ws.Name, n, listForMessage(paths), run, n)
+	res := s.commitPathsNow(g, paths, msg)
+	if res.fail != "" {
+		s.con.noticef("warning: %s left uncommitted by an earlier run in %s: not committed: %s", plural(len(paths), "file"), g.top, res.fail)
+		s.log.printf("RECOVERY COMMIT FAILED: %s", res.fail)
+		return
+	}
+	say := fmt.Sprintf("recovered %s an earlier run left uncommitted in %s: commit %s", plural(len(paths), "file"), g.top, shortSHA(res.sha))
+	s.con.noticef("%s", say)
+	s.log.printf("[%s]", say)
+}
+
+// listForMessage lists paths for a commit message, at most 20.
+func listForMessage(paths []string) string {
+	var b strings.Builder
+	for i, p := range paths {
+		if i == 20 {
+			fmt.Fprintf(&b, "  … and %d more\n", len(paths)-20)
+			break
+		}
+		b.WriteString("  " + p + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
