@@ -282,10 +282,8 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 		return nil, nil, fmt.Errorf("branch %s exists already: --base names a new branch's start; leave it out to work on %s, or choose a new branch with --branch", branch, branch)
 	case base == "":
 		head, _, err := gitOut(projectRoot, nil, "symbolic-ref", "-q", "--short", "HEAD")
-		if err != nil || head == "" {
-			if !exists {
-				return nil, nil, errors.New("HEAD is detached: name the branch or commit to start from with --base REF")
-			}
+		if (err != nil || head == "") && !exists {
+			return nil, nil, errors.New("HEAD is detached: name the branch or commit to start from with --base REF")
 		}
 		base = head
 	}
@@ -298,11 +296,9 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 			st.Base = base
 		}
 	} else {
-		sha, stderr, err := gitOut(projectRoot, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", base+"^{commit}")
+		sha, _, err := gitOut(projectRoot, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", base+"^{commit}")
 		if err != nil || sha == "" {
-			if base == "" || strings.Contains(stderr, "Needed a single revision") || err != nil {
-				return nil, nil, fmt.Errorf("--base %s is not a commit of this repository (an empty repository has none: commit once first): name a branch, tag or commit", firstNonEmpty(base, "HEAD"))
-			}
+			return nil, nil, fmt.Errorf("--base %s is not a commit of this repository (an empty repository has none: commit once first): name a branch, tag or commit", base)
 		}
 		st.BaseCommit = sha
 		if g.branchExists(base) {
