@@ -76,11 +76,21 @@ type gitRepo struct {
 // gitOut runs git in dir with stdin (may be nil), bounded by gitTimeout,
 // and returns its stdout and stderr, trimmed.
 func gitOut(dir string, stdin []byte, args ...string) (string, string, error) {
+	return gitRunWith(dir, stdin, nil, args...)
+}
+
+// gitOutEnv is gitOut with one more environment variable (NAME=value).
+func gitOutEnv(dir, env string, args ...string) (string, string, error) {
+	return gitRunWith(dir, nil, []string{env}, args...)
+}
+
+// gitRunWith is gitOut with more environment variables.
+func gitRunWith(dir string, stdin []byte, env []string, args ...string) (string, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
