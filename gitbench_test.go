@@ -43,7 +43,7 @@ func BenchmarkGitIteration(b *testing.B) {
 	git("init", "-q", "-b", "main")
 	git("add", "-A")
 	git("commit", "-q", "-m", "start")
-	git("gc", "-q") // packed, as a real repository is: no gc --auto in the background
+	git("gc", "-q")     // packed, as a real repository is: no gc --auto in the background
 	git("status", "-s") // the index's stat data, as after a checkout
 	g := findGitTree(dir)
 	if g == nil {
