@@ -6,7 +6,8 @@ package main
 //   - An iteration that leaves files changed ends with one commit: with a
 //     worktree, of every change left in it (the worktree is the
 //     workspace's own); on the project's checkout (--commit alone), of the
-//     files the iteration changed only, never the user's other edits.
+//     files the iteration changed only, never the user's other edits. The
+//     commit takes those paths only: a change someone staged stays staged.
 //   - The paths come from the iteration's ending status scan (gitfiles.go),
 //     which then serves as the next iteration's starting one: one scan per
 //     iteration. Ignored files are never listed; the workspace's own files
@@ -96,8 +97,13 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, paths []string, message string)
 			res.fail = "git add failed: " + gitFailure(stderr, err)
 			return nil
 		}
-		args := append(slices.Clone(s.identity), "commit", "-q", "--no-gpg-sign", "-F", "-")
-		if _, stderr, err := gitOut(g.top, []byte(message), args...); err != nil {
+		// Only these paths: a change staged by someone else stays staged.
+		args := append(slices.Clone(s.identity), "--literal-pathspecs", "commit", "-q")
+		for _, para := range strings.Split(strings.TrimSpace(message), "\n\n") {
+			args = append(args, "-m", para)
+		}
+		args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
+		if _, stderr, err := gitOut(g.top, list, args...); err != nil {
 			res.fail = "git commit failed: " + commitFailure(stderr, err)
 			return nil
 		}
