@@ -2,8 +2,8 @@ package main
 
 // This file sets a run's git work up: the worktree (gitworktree.go) and
 // the commits (gitcommit.go). The rules are: git.worktree (run/init
-// --worktree) or a worktree made by an earlier run puts the agent in the
-// workspace's worktree; git.commit commits each iteration there unless it
+// --worktree) or a worktree made by an earlier run (unless git.worktree is
+// set false) puts the agent in the workspace's worktree; git.commit commits each iteration there unless it
 // is false, and on the project's checkout only when it is set true
 // (--commit); --branch and --base without a worktree are refused, never
 // ignored; a dry run, whose mock agent works on a scratch copy, makes no
@@ -19,7 +19,9 @@ import (
 // command line is built: its project root is the worktree's. It returns
 // nil when the run does neither.
 func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *console) (*runGitSetup, error) {
-	worktree := cfg.GitWorktree || (ws.meta.Git != nil && ws.meta.Git.Worktree != "")
+	// A workspace that has a worktree keeps working in it, unless
+	// git.worktree is set false.
+	worktree := cfg.GitWorktree || (cfg.isDefault("git.worktree") && ws.meta.Git != nil && ws.meta.Git.Worktree != "")
 	commit := cfg.GitCommit && (worktree || !cfg.isDefault("git.commit"))
 	if !worktree && (opts.branch.set || opts.base.set) {
 		return nil, usagef("--branch and --base name the worktree's branch: add --worktree")
