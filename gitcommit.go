@@ -42,6 +42,7 @@ type runGitSetup struct {
 	repo     *gitRepo
 	state    *gitState // the worktree and its branch; nil on the project's checkout
 	workRoot string    // the project root in the worktree; "" without one
+	gitDir   string    // the worktree's git directory
 	commit   bool      // commit per iteration
 	identity []string  // fallbackIdentity when the repository has none
 	ws       *workspace
@@ -93,7 +94,7 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, paths []string, message string)
 	var res gitCommitResult
 	err := s.repo.gitLocked(func() error {
 		list := []byte(strings.Join(paths, "\x00"))
-		if _, stderr, err := gitOut(g.top, list, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+		if _, stderr, err := gitRunWith(g.top, list, g.env, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
 			res.fail = "git add failed: " + gitFailure(stderr, err)
 			return nil
 		}
@@ -103,11 +104,11 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, paths []string, message string)
 			args = append(args, "-m", para)
 		}
 		args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
-		if _, stderr, err := gitOut(g.top, list, args...); err != nil {
+		if _, stderr, err := gitRunWith(g.top, list, g.env, args...); err != nil {
 			res.fail = "git commit failed: " + commitFailure(stderr, err)
 			return nil
 		}
-		sha, stderr, err := gitOut(g.top, nil, "rev-parse", "HEAD")
+		sha, stderr, err := gitRunWith(g.top, nil, g.env, "rev-parse", "HEAD")
 		if err != nil {
 			res.fail = "git rev-parse HEAD failed after the commit: " + gitFailure(stderr, err)
 			return nil

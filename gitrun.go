@@ -11,6 +11,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -45,6 +46,11 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 		}
 		s.repo, s.state = g, st
 		s.workRoot = filepath.Join(st.Worktree, relInRepo(g, env.projectRoot))
+		gitDir, stderr, err := gitOut(st.Worktree, nil, "rev-parse", "--absolute-git-dir")
+		if err != nil {
+			return nil, fmt.Errorf("git rev-parse in the worktree %s failed: %s", st.Worktree, gitFailure(stderr, err))
+		}
+		s.gitDir = gitDir
 		con.progressf("Working in the worktree %s, on branch %s", relPath(env.projectRoot, st.Worktree), st.Branch)
 	} else {
 		if err := checkGitVersion(); err != nil {
@@ -104,6 +110,9 @@ func startGitWork(s *runGitSetup, root string, exclude []string, reuse bool, con
 	g.reuse = reuse
 	if s == nil {
 		return g
+	}
+	if s.state != nil {
+		g.env = []string{"GIT_DIR=" + s.gitDir, "GIT_WORK_TREE=" + g.top}
 	}
 	s.log = log
 	if s.state != nil {
