@@ -137,6 +137,10 @@ func runMerge(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if out, err := runGit(st.Worktree, "status", "--porcelain", "--untracked-files=all"); err == nil && len(strings.TrimSpace(string(out))) > 0 {
+		n := len(strings.Split(strings.TrimSpace(string(out)), "\n"))
+		fmt.Fprintf(env.stderr, "%s: warning: %s uncommitted in the worktree %s %s not merged (the next run commits them)\n", progName, plural(n, "file"), relPath(env.projectRoot, st.Worktree), map[bool]string{true: "is", false: "are"}[n == 1])
+	}
 	if st.Squashed != "" {
 		if err := w.save(); err != nil {
 			fmt.Fprintf(env.stderr, "%s: warning: saving %s: %v\n", progName, w.metadataPath(), err)
