@@ -12,6 +12,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -142,4 +143,30 @@ func scanReuse(stops *stopSet, verifier *verifier) bool {
 		})
 	}
 	return reuse
+}
+
+// worktreeRoot is the project root the verify command's agent looks at:
+// the worktree's, for a workspace that works in one that is there, else
+// the project's.
+func worktreeRoot(env *cliEnv, w *workspace) string {
+	st := w.meta.Git
+	if st == nil || st.Worktree == "" {
+		return env.projectRoot
+	}
+	if fi, err := os.Stat(st.Worktree); err != nil || !fi.IsDir() {
+		return env.projectRoot
+	}
+	top, err := filepath.EvalSymlinks(st.Worktree)
+	if err != nil {
+		return env.projectRoot
+	}
+	out, err := runGit(env.projectRoot, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return env.projectRoot
+	}
+	repoTop := strings.TrimSpace(string(out))
+	if t, err := filepath.EvalSymlinks(repoTop); err == nil {
+		repoTop = t
+	}
+	return filepath.Join(top, relInRepo(&gitRepo{top: repoTop}, env.projectRoot))
 }

@@ -346,8 +346,9 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	defer log.Close()
 	sup.log = log
-	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: env.projectRoot, depth: depth,
-		spec:    childSpec{path: path, argv0: cfg.ClaudeCommand, args: verifierArgs(cfg, o.model.s), dir: env.projectRoot},
+	root := worktreeRoot(env, w) // gitrun.go: the worktree's, when the workspace works in one
+	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: root, depth: depth,
+		spec:    childSpec{path: path, argv0: cfg.ClaudeCommand, args: verifierArgs(cfg, o.model.s), dir: root},
 		timeout: o.iterationTimeout.d, idle: o.idle.d, history: hist}
 	con.progressf("Verifying %s (%s)", w.Name, depth)
 	for {
