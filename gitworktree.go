@@ -256,7 +256,7 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 			return nil, nil, fmt.Errorf("workspace %s already works on branch %s in %s: --branch names a new worktree's branch only; leave it out, or 'claude-iterate clean' the workspace first", w.Name, st.Branch, st.Worktree)
 		}
 		if req.base != "" {
-			req.warn("--base %s: ignored, workspace %s's worktree exists already (made from %s)", req.base, w.Name, firstNonEmpty(st.Base, shortSHA(st.BaseCommit)))
+			return nil, nil, fmt.Errorf("workspace %s's worktree exists already, made from %s: --base names a new worktree's start only; leave it out, or 'claude-iterate clean' the workspace first", w.Name, firstNonEmpty(st.Base, shortSHA(st.BaseCommit)))
 		}
 		if g.isWorktreeAt(st.Worktree) {
 			return g, st, nil
