@@ -226,7 +226,12 @@ func (s *runGitSetup) recoverLeftovers(g *gitTree, run string) {
 		g.next = snap
 		return
 	}
-	n := s.ws.meta.Iterations
+	n := 0 // the earlier run's last iteration, as its records number it
+	eachRecord(s.ws.historyPath(), func(rec *iterationRecord) {
+		if rec.Run == run && rec.counted() {
+			n = max(n, rec.Iteration)
+		}
+	})
 	msg := fmt.Sprintf("%s: recovered changes an earlier run left uncommitted after iteration %d\n\n"+
 		"The run ended (killed, or its commit failed) before committing them:\n%s\n"+
 		"\nClaude-Iterate-Run: %s\nClaude-Iterate-Iteration: %d\n", s.ws.Name, n, listForMessage(paths), run, n)
