@@ -170,3 +170,13 @@ func worktreeRoot(env *cliEnv, w *workspace) string {
 	}
 	return filepath.Join(top, relInRepo(&gitRepo{top: repoTop}, env.projectRoot))
 }
+
+// agentArgs are the agent's arguments a worktree needs: the workspace's
+// directory, outside the worktree the agent works in, is one it may edit
+// (its .status.json and TODO.md), as claude's --add-dir allows.
+func (s *runGitSetup) agentArgs(ws *workspace) []string {
+	if s == nil || s.state == nil {
+		return nil
+	}
+	return []string{"--add-dir", ws.Dir}
+}

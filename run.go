@@ -200,8 +200,9 @@ Git:
   git worktree on branch claude-iterate/<workspace>, made from the current
   HEAD and kept out of the main checkout's git status by the repository's
   info/exclude. The main checkout's HEAD, index and files are never touched;
-  the workspace's own files stay where they are, and the prompts' project
-  root, the tests and the conditions' paths are the worktree's. The next run
+  the workspace's own files stay where they are (claude gets their
+  directory with --add-dir), and the prompts' project root, the tests and
+  the conditions' paths are the worktree's. The next run
   reuses the worktree and its branch. Each iteration that leaves changes
   ends with one commit on the branch: subject "<workspace>: iteration N:
   <the agent's summary>", body the duration, cost and tools, trailers

@@ -393,6 +393,7 @@ func (r *runner) resolveAgent() error {
 	}
 	args = append(args, r.cfg.ClaudeArgs...)
 	args = append(args, permissionArgs(r.cfg)...)
+	args = append(args, r.gitSetup.agentArgs(r.ws)...) // gitrun.go: the workspace, outside the worktree
 	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
 	if !r.opts.prompt.set {
 		tmpl, source, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "system")
