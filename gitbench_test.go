@@ -34,7 +34,7 @@ func BenchmarkGitIteration(b *testing.B) {
 		}
 	}
 	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=b", "-c", "user.email=b@b"}, args...)...)
+		cmd := exec.Command("git", append([]string{"-c", "user.name=b", "-c", "user.email=b@b", "-c", "gc.auto=0"}, args...)...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
@@ -50,7 +50,9 @@ func BenchmarkGitIteration(b *testing.B) {
 		b.Fatal("no git tree")
 	}
 	g.reuse = true
-	s := &runGitSetup{repo: &gitRepo{top: g.top, common: filepath.Join(g.top, ".git")}, commit: true, state: &gitState{Worktree: g.top},
+	gitDir := filepath.Join(g.top, ".git")
+	g.env = []string{"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + g.top} // as startGitWork pins a worktree
+	s := &runGitSetup{repo: &gitRepo{top: g.top, common: gitDir}, gitDir: gitDir, commit: true, state: &gitState{Worktree: g.top},
 		identity: fallbackIdentity, ws: &workspace{Name: "bench", meta: &metadata{}}, con: newConsole(io.Discard, io.Discard, outputQuiet)}
 	before := g.start()
 	b.ResetTimer()

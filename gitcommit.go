@@ -98,14 +98,22 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, paths []string, message string)
 			res.fail = "git add failed: " + gitFailure(stderr, err)
 			return nil
 		}
-		// Only these paths: a change staged by someone else stays staged.
 		args := append(slices.Clone(s.identity), "--literal-pathspecs", "commit", "-q")
 		for _, para := range strings.Split(strings.TrimSpace(message), "\n\n") {
 			args = append(args, "-m", para)
 		}
-		args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
-		if _, stderr, err := gitRunWith(g.top, list, g.env, args...); err != nil {
+		var stdin []byte
+		if s.state == nil {
+			// The user's checkout: these paths only, so that a change
+			// someone staged stays staged. A worktree's index is the
+			// workspace's own, committed whole (no second index to build).
+			args, stdin = append(args, "--pathspec-from-file=-", "--pathspec-file-nul"), list
+		}
+		if _, stderr, err := gitRunWith(g.top, stdin, g.env, args...); err != nil {
 			res.fail = "git commit failed: " + commitFailure(stderr, err)
+			return nil
+		}
+		if res.sha = headSHA(s.gitDir, s.repo.common); res.sha != "" {
 			return nil
 		}
 		sha, stderr, err := gitRunWith(g.top, nil, g.env, "rev-parse", "HEAD")
@@ -120,6 +128,46 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, paths []string, message string)
 		res.fail = err.Error()
 	}
 	return res
+}
+
+// headSHA is the commit HEAD names in the git directory gitDir (common
+// its common directory), read as git stores it, without starting git: a
+// detached HEAD's sha, or its branch's loose ref; "" when the ref is
+// packed, in another format, or not there (then git is asked).
+func headSHA(gitDir, common string) string {
+	if gitDir == "" || common == "" {
+		return ""
+	}
+	data, err := readRegularFile(filepath.Join(gitDir, "HEAD"), 4096)
+	if err != nil {
+		return ""
+	}
+	head := strings.TrimSpace(string(data))
+	ref, symbolic := strings.CutPrefix(head, "ref: ")
+	if !symbolic {
+		return shaOrEmpty(head)
+	}
+	if !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
+		return ""
+	}
+	data, err = readRegularFile(filepath.Join(common, filepath.FromSlash(ref)), 4096)
+	if err != nil {
+		return ""
+	}
+	return shaOrEmpty(strings.TrimSpace(string(data)))
+}
+
+// shaOrEmpty is s when it is a full object name (SHA-1 or SHA-256), else "".
+func shaOrEmpty(s string) string {
+	if len(s) != 40 && len(s) != 64 {
+		return ""
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return ""
+		}
+	}
+	return s
 }
 
 // commitFailure says why git commit failed: a hook's last words, or git's.

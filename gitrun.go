@@ -47,11 +47,6 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 		}
 		s.repo, s.state = g, st
 		s.workRoot = filepath.Join(st.Worktree, relInRepo(g, env.projectRoot))
-		gitDir, stderr, err := gitOut(st.Worktree, nil, "rev-parse", "--absolute-git-dir")
-		if err != nil {
-			return nil, fmt.Errorf("git rev-parse in the worktree %s failed: %s", st.Worktree, gitFailure(stderr, err))
-		}
-		s.gitDir = gitDir
 		con.progressf("Working in the worktree %s, on branch %s", relPath(env.projectRoot, st.Worktree), st.Branch)
 	} else {
 		if err := checkGitVersion(); err != nil {
@@ -63,8 +58,14 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 		}
 		s.repo = g
 	}
+	dir := firstNonEmpty(s.workRoot, env.projectRoot)
+	gitDir, stderr, err := gitOut(dir, nil, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return nil, fmt.Errorf("git rev-parse in %s failed: %s", dir, gitFailure(stderr, err))
+	}
+	s.gitDir = gitDir
 	if commit {
-		s.identity = gitIdentity(firstNonEmpty(s.workRoot, env.projectRoot))
+		s.identity = gitIdentity(dir)
 	}
 	return s, nil
 }

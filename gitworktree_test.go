@@ -60,3 +60,37 @@ func TestCompareURL(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadSHA: the commit after a commit is read from the loose ref HEAD
+// names, or HEAD itself when detached; anything else is left to git.
+func TestHeadSHA(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	common := t.TempDir()
+	wt := filepath.Join(common, "worktrees", "x")
+	write := func(path, text string) {
+		if err := makeDirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeFileAtomicSync(path, []byte(text), 0o644, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(wt, "HEAD"), "ref: refs/heads/claude-iterate/x\n")
+	if got := headSHA(wt, common); got != "" {
+		t.Errorf("packed ref: %q, want \"\" (git is asked)", got)
+	}
+	write(filepath.Join(common, "refs", "heads", "claude-iterate", "x"), sha+"\n")
+	if got := headSHA(wt, common); got != sha {
+		t.Errorf("loose ref: %q, want %q", got, sha)
+	}
+	write(filepath.Join(wt, "HEAD"), sha+"\n")
+	if got := headSHA(wt, common); got != sha {
+		t.Errorf("detached: %q, want %q", got, sha)
+	}
+	for _, head := range []string{"ref: refs/heads/../../etc\n", "ref: refs/heads/.invalid\n", "not a sha\n"} {
+		write(filepath.Join(wt, "HEAD"), head)
+		if got := headSHA(wt, common); got != "" {
+			t.Errorf("HEAD %q: %q, want \"\"", head, got)
+		}
+	}
+}
