@@ -43,6 +43,8 @@ type activity struct {
 	MaxRetries  int       `json:"maxRetries,omitempty"`
 	ErrorStatus int       `json:"errorStatus,omitempty"`
 	RetryAt     time.Time `json:"retryAt"`
+	// Agent names the agent CLI while it starts and exits ("" is claude).
+	Agent string `json:"agent,omitempty"`
 }
 
 // text shows the activity at now: "Bash: go test ./... · 42s".
@@ -72,9 +74,9 @@ func (a activity) text(now time.Time) string {
 	case actLimit:
 		return "usage limit reached"
 	case actFinishing:
-		return "result received; claude is exiting" + since
+		return "result received; " + firstNonEmpty(a.Agent, agentClaude) + " is exiting" + since
 	case actStarting:
-		return "starting claude" + since
+		return "starting " + firstNonEmpty(a.Agent, agentClaude) + since
 	}
 	return ""
 }
@@ -103,6 +105,7 @@ const maxRunningTools = 64
 // activityTracker turns stream events into the current activity.
 type activityTracker struct {
 	root  string // the project root, to shorten paths
+	agent string // the agent CLI of the iteration ("" is claude)
 	tools []runningTool
 	retry *activity // the last API retry, until the API answers
 	last  activity
@@ -123,7 +126,7 @@ func (t *activityTracker) shift(d time.Duration) {
 // reset starts a new iteration.
 func (t *activityTracker) reset(now time.Time) activity {
 	t.tools, t.retry = t.tools[:0], nil
-	t.last = activity{Kind: actStarting, Since: now}
+	t.last = activity{Kind: actStarting, Since: now, Agent: t.agent}
 	return t.last
 }
 
@@ -173,7 +176,7 @@ func (t *activityTracker) observe(e *streamEvent, now time.Time) activity {
 		}
 	case "result":
 		t.tools, t.retry = t.tools[:0], nil
-		t.last = activity{Kind: actFinishing, Since: now}
+		t.last = activity{Kind: actFinishing, Since: now, Agent: t.agent}
 	}
 	if t.retry != nil {
 		return *t.retry
@@ -198,22 +201,22 @@ func (t *activityTracker) settle(now time.Time) {
 func toolKeyArg(name string, in *toolArgs, root string) string {
 	var s string
 	switch name {
-	case "Read", "Write", "Edit", "MultiEdit":
+	case "Read", "Write", "Edit", "MultiEdit", codexToolFile:
 		s = shortPath(in.FilePath, root)
 	case "NotebookEdit":
 		s = shortPath(firstNonEmpty(in.NotebookPath, in.FilePath), root)
-	case "Bash":
+	case "Bash", codexToolCommand:
 		s = in.Command
 	case "Grep", "Glob":
 		s = in.Pattern
 		if in.Path != "" {
 			s += " in " + shortPath(in.Path, root)
 		}
-	case "Task", "Agent":
+	case "Task", "Agent", codexToolMCP:
 		s = in.Description
 	case "WebFetch":
 		s = in.URL
-	case "WebSearch":
+	case "WebSearch", codexToolSearch:
 		s = in.Query
 	case "TodoWrite":
 		var todos []json.RawMessage

@@ -64,9 +64,13 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*s
 	c, err := startChild(spec, func(c *child) {
 		defer close(c.streamDone)
 		defer c.stdoutR.Close()
-		decodeStream(&touchReader{r: c.stdoutR, t: &c.lastOutput}, transcript, o, func() {
-			c.resultAt.Store(time.Now().UnixNano())
-		}, onEvent)
+		onResult := func() { c.resultAt.Store(time.Now().UnixNano()) }
+		r := &touchReader{r: c.stdoutR, t: &c.lastOutput}
+		if spec.decoder != nil {
+			decodeAgentStream(r, transcript, o, onResult, onEvent, spec.decoder())
+			return
+		}
+		decodeStream(r, transcript, o, onResult, onEvent)
 	}, stderrLog)
 	if err != nil {
 		return nil, nil, err
@@ -129,4 +133,48 @@ func formatSafely(f *formatter, e *streamEvent, line []byte, transcript io.Write
 		}
 	}()
 	f.format(e, line)
+}
+
+// decodeAgentStream reads the stream of an agent whose adapter has a
+// decoder (agentcli.go) as decodeStream reads claude's: each event the
+// decoder makes of a line is observed into o, shown to onEvent and
+// formatted; a line it cannot decode is noted and skipped.
+func decodeAgentStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResult func(), onEvent func(*streamEvent), dec streamDecoder) {
+	f := newFormatter(transcript)
+	var line []byte
+	each := func(e *streamEvent) {
+		if o.observe(e) && onResult != nil {
+			onResult()
+		}
+		if onEvent != nil {
+			onEvent(e)
+		}
+		formatSafely(f, e, line, transcript)
+	}
+	readLines(r, transcript, maxLineBytes, func(l []byte, skipped int64) {
+		if skipped > 0 {
+			o.skipped++
+			fmt.Fprintf(transcript, "[agent line of %d bytes skipped: over the %d MiB limit]\n", skipped, maxLineBytes>>20)
+			return
+		}
+		if len(bytes.TrimSpace(l)) == 0 {
+			return
+		}
+		line = l
+		if err := decodeSafely(dec, l, each); err != nil {
+			o.malformed++
+			fmt.Fprintf(transcript, "[malformed agent line (%v): %s]\n", err, clip(string(l), 200))
+		}
+	})
+}
+
+// decodeSafely decodes one line; a decoder's panic on some input costs
+// that line, never the run.
+func decodeSafely(dec streamDecoder, line []byte, emit func(*streamEvent)) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error decoding it: %v", p)
+		}
+	}()
+	return dec.decode(line, emit)
 }

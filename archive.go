@@ -6,7 +6,7 @@ package main
 // .status.json, TODO.md and INSTRUCTIONS.md first, so that list and status
 // read them without unpacking the rest; permissions are kept, and symbolic
 // links are stored as links, never followed; the run lock is left out.
-// Restoring is restore.go's; the commands are cleancmd.go's.
+// Restoring is restore.go's; the commands are cmd_clean.go's.
 
 import (
 	"archive/tar"
@@ -503,14 +503,15 @@ func listArchives(env *cliEnv, heading bool) error {
 		for _, a := range archived {
 			ts, _ := readTaskStatus(a.ws)
 			m := a.ws.meta
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.ws.Name, m.Mode, a.ws.displayStatus(), m.Iterations, ts.progressText(), a.at.Local().Format("2006-01-02 15:04"), filepath.Base(a.path))
+			// The names are the archive's own (its directory's, its file's): written out.
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sanitizeString(a.ws.Name), m.Mode, sanitizeString(a.ws.displayStatus()), m.Iterations, ts.progressText(), a.at.Local().Format("2006-01-02 15:04"), sanitizeString(filepath.Base(a.path)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	for _, err := range broken {
-		fmt.Fprintf(env.stderr, "%s: %v\n", progName, err)
+		fmt.Fprintf(env.stderr, "%s: %s\n", progName, sanitizeString(err.Error()))
 	}
 	if len(broken) > 0 {
 		return &exitCodeError{code: exitError}

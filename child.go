@@ -37,6 +37,15 @@ type childSpec struct {
 	// the start. startChild takes them over, and closes them if the child
 	// cannot start.
 	pipes *childPipes
+	// name is what messages call it ("codex"); "" is "claude".
+	name string
+	// decoder makes the decoder of an agent's stream when its CLI's is
+	// not claude's stream-json (agentcli.go); nil: claude's.
+	decoder func() streamDecoder
+	// stderrRefusals finds in the end of an agent's stderr the calls its
+	// CLI refused without a word in its stream (codex's rejected patches);
+	// nil: none are.
+	stderrRefusals func(tail string) []permissionDenial
 }
 
 // childPipes are a child's standard streams: for each, the tool's end and
@@ -226,7 +235,7 @@ func startChild(spec childSpec, readOut func(c *child), stderrLog io.Writer) (*c
 	// (childEnv), and exec.Cmd would sort it out again every iteration.
 	argv := append([]string{spec.argv0}, spec.args...)
 	attr := &os.ProcAttr{Dir: spec.dir, Env: childEnv(spec.env...), Files: []*os.File{stdinR, outW, errW}, Sys: childSysProcAttr()}
-	c := &child{name: "claude", done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR, panicked: make(chan any, 4)}
+	c := &child{name: firstNonEmpty(spec.name, "claude"), done: make(chan struct{}), streamDone: make(chan struct{}), stderrDone: make(chan struct{}), stdoutR: outR, stderrR: errR, panicked: make(chan any, 4)}
 	if spec.mergeOutput {
 		c.stderrR = nil
 		close(c.stderrDone)

@@ -63,8 +63,10 @@ func commandTable() []*command {
 		{name: "stop", summary: "ask a run to stop after its current iteration", usage: stopUsage, run: runStop},
 		{name: "verify", summary: "check with a read-only verifier whether the task is really done", usage: verifyUsage, waits: true, run: runVerify},
 		{name: "answer", summary: "answer the question the agent asked", usage: answerUsage, run: runAnswer},
-		{name: "watch", summary: "show the live panel of a run in progress, from another shell", usage: watchUsage, waits: true, run: runWatch},
+		{name: "watch", summary: "show the live panel of a run in progress, or every run (--all)", usage: watchUsage, waits: true, run: runWatch},
 		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, waits: true, run: runLogs},
+		{name: "ps", summary: "list the runs going on on this machine, in every project", usage: psUsage, run: runPS},
+		{name: "serve", summary: "serve a web page and a JSON API over the runs going on, for a browser or a phone", usage: serveUsage, waits: true, run: runServe},
 		{name: "list", summary: "list the named workspaces (not those at a path) and their progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
 		{name: "history", summary: "show what each iteration did: a table and a chart per run", usage: historyUsage, run: runHistory},
@@ -284,6 +286,10 @@ func report(env *cliEnv, c *command, err error) exitStatus {
 		fmt.Fprintf(env.stderr, "Run '%s help %s' for details.\n", progName, c.name)
 		return exitStatus{code: exitUsage}
 	case errors.As(err, &ie):
+		if errors.As(ie.err, &he) { // a usage fault with what to do (an agent CLI not installed)
+			fmt.Fprintf(env.stderr, "%s: %v\n%s: hint: %s\n", progName, he.err, progName, he.hint)
+			return exitStatus{code: exitUsage}
+		}
 		fmt.Fprintf(env.stderr, "%s: %v\n", progName, ie.err)
 		return exitStatus{code: exitUsage}
 	case errors.As(err, &he):

@@ -29,22 +29,26 @@ func one(t *testing.T, text string) *condition {
 	return cfg.Conditions[0]
 }
 
-func TestConditionEvaluate(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "DONE"), []byte("all good\nstatus: shipped\n"), 0o644)
+// condCase is a condition, the state it is evaluated in, and what it
+// must say.
+type condCase struct {
+	name     string
+	cond     string
+	state    condState
+	met      bool
+	progress float64
+	reason   string
+}
+
+// conditionCases are the evaluation cases of every condition type; dir
+// holds a file DONE.
+func conditionCases(dir string) []condCase {
 	passing := &testResults{Format: formatGoJSON, Passed: 3, names: map[string]bool{"TestA": true, "TestB": true, "TestC": true}}
 	failing := &testResults{Format: formatGoJSON, Passed: 1, Failed: 1, ExitCode: 1, names: map[string]bool{"TestA": true, "TestB": false}}
 	script := func(ok bool) func(*condition) (bool, string) {
 		return func(c *condition) (bool, string) { return ok, "ran " + c.Script }
 	}
-	tests := []struct {
-		name     string
-		cond     string
-		state    condState
-		met      bool
-		progress float64
-		reason   string
-	}{
+	return []condCase{
 		{"max_iterations below", `{"type":"max_iterations","count":4}`, condState{Iteration: 1}, false, 0.25, "iteration 1 of 4"},
 		{"max_iterations reached", `{"type":"max_iterations","count":4}`, condState{Iteration: 4}, true, 1, "max iterations reached (4/4)"},
 		{"max_duration below", `{"type":"max_duration","duration":"1h 30m"}`, condState{Elapsed: 45 * time.Minute}, false, 0.5, "45m0s of 1h30m"},
@@ -54,6 +58,7 @@ func TestConditionEvaluate(t *testing.T) {
 		{"failure_streak", `{"type":"failure_streak","count":3}`, condState{FailStreak: 3}, true, 1, "3 consecutive failed iterations"},
 		{"failure_streak below", `{"type":"failure_streak","count":3}`, condState{FailStreak: 1}, false, 1.0 / 3, "1 of 3 failed iterations in a row"},
 		{"test_failure_streak", `{"type":"test_failure_streak","count":2}`, condState{TestFailStreak: 2}, true, 1, "2 consecutive failing test runs"},
+		{"test_failure_streak below", `{"type":"test_failure_streak","count":2}`, condState{TestFailStreak: 1}, false, 0.5, "1 of 2 failing test runs in a row"},
 		{"all_tests_pass no run", `{"type":"all_tests_pass"}`, condState{}, false, 0, "no test run yet"},
 		{"all_tests_pass failing", `{"type":"all_tests_pass"}`, condState{Tests: failing}, false, 0.5, "1 passed, 1 failed, exit status 1"},
 		{"all_tests_pass", `{"type":"all_tests_pass"}`, condState{Tests: passing}, true, 1, "all tests pass (3 passed, 0 failed)"},
@@ -90,7 +95,12 @@ func TestConditionEvaluate(t *testing.T) {
 		{"not met", `{"type":"not","condition":{"type":"file_created","path":"NOPE"}}`, condState{Dir: dir}, true, 1, "not met: NOPE does not exist"},
 		{"not unmet", `{"type":"not","condition":{"type":"file_created","path":"DONE"}}`, condState{Dir: dir}, false, 0, "DONE exists"},
 	}
-	for _, tt := range tests {
+}
+
+func TestConditionEvaluate(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "DONE"), []byte("all good\nstatus: shipped\n"), 0o644)
+	for _, tt := range conditionCases(dir) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := one(t, tt.cond)
 			got := c.evaluate(&tt.state)
@@ -104,15 +114,30 @@ func TestConditionEvaluate(t *testing.T) {
 	}
 }
 
-// TestEveryTypeTested keeps the table above complete.
+// TestEveryTypeTested keeps the cases above complete: every condition type
+// that the decoder takes (condSpecs) is evaluated, as the outermost
+// condition of a case, both met and not met (never: only not met).
 func TestEveryTypeTested(t *testing.T) {
-	src, err := os.ReadFile("conditions_test.go")
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "DONE"), []byte("status: shipped\n"), 0o644)
+	seen := map[string]map[bool]bool{}
+	for _, tt := range conditionCases(dir) {
+		c := one(t, tt.cond)
+		if seen[c.Type] == nil {
+			seen[c.Type] = map[bool]bool{}
+		}
+		seen[c.Type][c.evaluate(&tt.state).Met] = true
 	}
 	for name := range condSpecs {
-		if !strings.Contains(string(src), `{"type":"`+name+`"`) {
-			t.Errorf("condition type %s has no evaluation test", name)
+		for _, met := range []bool{true, false} {
+			if !seen[name][met] && (!met || name != condNever) {
+				t.Errorf("condition type %s is never evaluated as met=%v", name, met)
+			}
+		}
+	}
+	for name := range seen {
+		if _, ok := condSpecs[name]; !ok {
+			t.Errorf("a case evaluates a condition of type %q, which condSpecs does not know", name)
 		}
 	}
 }

@@ -35,6 +35,7 @@ const (
 	kindURL
 	kindConditions
 	kindOnQuestion
+	kindNumber // a number, 0 or more
 )
 
 // defaultLoopStagnation is the loop mode's stagnation threshold: a loop
@@ -68,19 +69,28 @@ var configKeys = []configKey{
 	{"defaultStagnationThreshold", kindCount, 2, "iterative mode: consecutive iterations without work that stop the run; 0 means never"},
 	{"loopStagnationThreshold", kindCount, defaultLoopStagnation, "loop mode: consecutive iterations without a higher progress.completed that stop the run; 0 means never (ralph mode: never unless set)"},
 	{"outputLevel", kindOutputLevel, outputProgress, "quiet, progress or verbose"},
-	{"claude.command", kindString, "claude", "the agent executable (also: --claude, $CLAUDE_ITERATE_CLAUDE)"},
-	{"claude.args", kindStringList, []string{}, "extra arguments given to the agent before -p"},
+	{"agent", kindString, agentClaude, "the agent CLI that runs the iterations: claude or codex (also: --agent)"},
+	{"fallbackAgents", kindStringList, []string{}, "agents that take over, in order, when the one running hits its usage limit, e.g. [\"codex\"] (also: --fallback-agent)"},
+	{"claude.command", kindString, "claude", "claude's executable (also: --claude, $CLAUDE_ITERATE_CLAUDE)"},
+	{"claude.args", kindStringList, []string{}, "extra arguments given to claude before -p (claude only: codex's are agents.codex.args)"},
 	{"claude.permissionMode", kindString, "", "claude's --permission-mode (e.g. acceptEdits); empty means claude's default (also: --permission-mode)"},
 	{"claude.allowedTools", kindStringList, []string{}, "claude's --allowedTools, e.g. [\"Edit\",\"Write\",\"Bash(go test:*)\"] (also: --allowed-tools)"},
+	{"agents.codex.command", kindString, "codex", "codex's executable (also: $CLAUDE_ITERATE_CODEX)"},
+	{"agents.codex.args", kindStringList, []string{}, "extra arguments given to codex exec, before the tool's own"},
+	{"agents.codex.pricing.inputPerMTok", kindNumber, codexDefaultPricing.Input, "USD per million input tokens not cached, to estimate codex's cost (default: " + codexPricingDate + ")"},
+	{"agents.codex.pricing.cachedInputPerMTok", kindNumber, codexDefaultPricing.CachedInput, "USD per million cached input tokens, to estimate codex's cost"},
+	{"agents.codex.pricing.outputPerMTok", kindNumber, codexDefaultPricing.Output, "USD per million output tokens, to estimate codex's cost"},
 	{"notifyUrl", kindURL, "", "URL to POST ntfy-style notifications to; empty means none"},
 	{"notifyEvents", kindEventList, []string{"all"}, "events to notify: all, or some of " + strings.Join(notifyEventNames, ", ")},
 	{"notification.statusWatch.enabled", kindBool, true, "notify when the agent updates .status.json"},
 	{"notification.statusWatch.debounceMs", kindCount, 2000, "milliseconds to wait for .status.json to settle"},
 	{"notification.statusWatch.notifyOnlyMeaningful", kindBool, true, "ignore .status.json changes of the timestamp only"},
+	{"serve.url", kindURL, "", "the address at which 'claude-iterate serve' is reached (from a phone): the question and completion notifications link to the run's page there; empty means no link"},
 	{"minIterations", kindCount, 0, "a completion claimed before this iteration is not accepted; 0 means any"},
 	{"onQuestion", kindOnQuestion, onQuestionWait, "when the agent asks a question: wait (for 'claude-iterate answer'), stop or continue"},
 	{"verification.autoVerify", kindBool, false, "verify a claimed completion with a read-only verifier before the run ends (also: run --verify)"},
 	{"verification.maxAttempts", kindCount, 2, "failed verifications that end the run (exit 1)"},
+	{"verification.agent", kindString, "", "the verifier's agent CLI (claude or codex); empty: the run's agent (also: verify --agent)"},
 	{"verification.depth", kindString, depthStandard, "how hard the verifier looks: quick, standard or deep"},
 	{"git.worktree", kindBool, false, "run the agent in a git worktree of its own, on branch claude-iterate/<workspace> (also: run/init --worktree)"},
 	{"git.commit", kindBool, true, "commit each iteration's changes: with a worktree unless false, without one only when set true (also: run --commit, --no-commit)"},
@@ -123,16 +133,21 @@ type settings struct {
 	OutputLevel   string
 	ClaudeCommand string
 	ClaudeArgs    []string
-	NotifyURL     string
-	NotifyEvents  []string
-	StatusWatch   statusWatchSettings
-	Stop          *stopConfig // nil: none configured
-	MinIterations int
-	OnQuestion    string
-	Verification  verificationSettings
+	// Agent is the agent CLI of the iterations, FallbackAgents those that
+	// take over at a usage limit (agentcli.go); Codex is codex's keys.
+	Agent          string
+	FallbackAgents []string
+	Codex          codexSettings
+	NotifyURL      string
+	NotifyEvents   []string
+	StatusWatch    statusWatchSettings
+	ServeURL       string      // where 'serve' is reached: the notifications' view action
+	Stop           *stopConfig // nil: none configured
+	MinIterations  int
+	OnQuestion     string
+	Verification   verificationSettings
 
-	// GitWorktree and GitCommit: the worktree and the commits (gitrun.go).
-	GitWorktree, GitCommit bool
+	GitWorktree, GitCommit bool // the worktree and the commits (gitrun.go)
 
 	// LoopStagnation is Stagnation for loop mode.
 	LoopStagnation int
@@ -173,6 +188,22 @@ func (s *settings) set(key string, v any) bool {
 		s.LoopStagnation = v.(int)
 	case "outputLevel":
 		s.OutputLevel = v.(string)
+	case "agent":
+		s.Agent = v.(string)
+	case "fallbackAgents":
+		s.FallbackAgents = v.([]string)
+	case "agents.codex.command":
+		s.Codex.Command = v.(string)
+	case "agents.codex.args":
+		s.Codex.Args = v.([]string)
+	case "agents.codex.pricing.inputPerMTok":
+		s.Codex.Pricing.Input = v.(float64)
+	case "agents.codex.pricing.cachedInputPerMTok":
+		s.Codex.Pricing.CachedInput = v.(float64)
+	case "agents.codex.pricing.outputPerMTok":
+		s.Codex.Pricing.Output = v.(float64)
+	case "verification.agent":
+		s.Verification.Agent = v.(string)
 	case "claude.command":
 		s.ClaudeCommand = v.(string)
 	case "claude.args":
@@ -191,6 +222,8 @@ func (s *settings) set(key string, v any) bool {
 		s.StatusWatch.Debounce = time.Duration(v.(int)) * time.Millisecond
 	case "notification.statusWatch.notifyOnlyMeaningful":
 		s.StatusWatch.OnlyMeaningful = v.(bool)
+	case "serve.url":
+		s.ServeURL = v.(string)
 	case "stop":
 		s.Stop, _ = v.(*stopConfig)
 	case "verification.autoVerify":
@@ -296,6 +329,7 @@ func envLayer() *configLayer {
 	if c := os.Getenv("CLAUDE_ITERATE_CLAUDE"); c != "" {
 		l.values["claude.command"] = c
 	}
+	agentEnvLayer(l)
 	return l
 }
 
@@ -403,6 +437,22 @@ func checkKeyValue(key *configKey, v any) error {
 		}
 	case "verification.depth":
 		return checkDepth(v.(string))
+	case "agent":
+		return checkAgentName(v.(string))
+	case "verification.agent":
+		if s := v.(string); s != "" {
+			return checkAgentName(s)
+		}
+	case "fallbackAgents":
+		for _, n := range v.([]string) {
+			if err := checkAgentName(n); err != nil {
+				return err
+			}
+		}
+	case "agents.codex.command":
+		if v.(string) == "" {
+			return errors.New("must not be empty")
+		}
 	case "claude.permissionMode":
 		if s := v.(string); s != "" {
 			return checkPermissionMode(s)
@@ -425,6 +475,8 @@ func parseKindValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 	case kindCount:
 		return v.Int()
 	case kindSeconds:
+		return v.Float()
+	case kindNumber:
 		return v.Float()
 	case kindBool:
 		if v.Kind != jsonBool {
@@ -513,6 +565,29 @@ func checkNotifyEvent(s string) error {
 	return fmt.Errorf("unknown event %q (want all, or one of %s)", s, strings.Join(notifyEventNames, ", "))
 }
 
+// urlHoldsSecret reports whether a URL holds credentials: what redactURL
+// hides is what the files that hold the URL keep private (0600, out of
+// git) — one rule for both.
+func urlHoldsSecret(s string) bool {
+	return redactURL(s) != s
+}
+
+// secretQueryKey reports whether a URL's query parameter k carries a
+// credential: ntfy's auth, a token, an access_token, a key, a signature.
+func secretQueryKey(k string) bool {
+	k = strings.ToLower(k)
+	switch k {
+	case "key", "sig", "signature", "pass", "pwd":
+		return true
+	}
+	for _, part := range []string{"auth", "token", "secret", "password", "apikey", "api_key"} {
+		if strings.Contains(k, part) {
+			return true
+		}
+	}
+	return false
+}
+
 // redactURL hides a URL's credentials, which must never reach logs or
 // output: its user information, and the values of query parameters that
 // carry one (ntfy's ?auth=, a token=).
@@ -532,8 +607,7 @@ func redactURL(s string) string {
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {
-			switch strings.ToLower(k) {
-			case "auth", "token", "access_token", "apikey", "api_key", "key", "password", "secret", "sig", "signature":
+			if secretQueryKey(k) {
 				q[k] = []string{"xxxxx"}
 				changed = true
 			}

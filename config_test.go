@@ -69,6 +69,11 @@ func TestRedactURL(t *testing.T) {
 		"https://user:pw@ntfy.sh/topic": "https://xxxxx@ntfy.sh/topic",
 		"https://ntfy.sh/topic":         "https://ntfy.sh/topic",
 		"https://tok@ntfy.sh/t":         "https://xxxxx@ntfy.sh/t",
+		"https://h/t?auth=a&x=1":        "https://h/t?auth=xxxxx&x=1",
+		"https://h/t?oauth_token=a":     "https://h/t?oauth_token=xxxxx",
+		"https://h/t?Api_Key=a":         "https://h/t?Api_Key=xxxxx",
+		"https://h/t?sig=a":             "https://h/t?sig=xxxxx",
+		"https://h/t?priority=3":        "https://h/t?priority=3",
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q; want %q", in, got, want)

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,6 +210,7 @@ func configArgValue(key *configKey, arg string, element bool) (any, error) {
 var commaListKeys = map[string]string{
 	"claude.allowedTools": "Edit,Write,Bash",
 	"notifyEvents":        "completion,error",
+	"fallbackAgents":      "codex,claude",
 }
 
 // editConfigList adds elem to key's array, or removes it, starting from
@@ -445,8 +445,7 @@ func holdsSecret(obj map[string]any) bool {
 		return true // be safe
 	}
 	s, _ := l["notifyUrl"].(string)
-	u, err := url.Parse(s)
-	return err == nil && (u.User != nil || strings.Contains(u.RawQuery, "auth"))
+	return urlHoldsSecret(s)
 }
 
 // configKeyOf is the config key name names; an unknown one is an error

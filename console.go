@@ -156,18 +156,27 @@ func colorTerm(term, colorterm string) bool {
 
 // terminalWidth returns f's width in columns (80 when unknown).
 func terminalWidth(f *os.File) int {
+	cols, _ := terminalSize(f)
+	return cols
+}
+
+// terminalSize returns f's width and height (80 by 24 when unknown).
+func terminalSize(f *os.File) (cols, rows int) {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return 80
+		return 80, 24
 	}
 	var ws struct{ row, col, x, y uint16 }
 	var errno syscall.Errno
 	if rc.Control(func(fd uintptr) {
 		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
 	}) != nil || errno != 0 || ws.col == 0 {
-		return 80
+		return 80, 24
 	}
-	return int(ws.col)
+	if ws.row == 0 {
+		ws.row = 24
+	}
+	return int(ws.col), int(ws.row)
 }
 
 // panelWanted reports whether this output keeps a live panel.

@@ -53,6 +53,7 @@ func TestPanelNarrowedNearTheTop(t *testing.T) {
 		}
 	})
 	c.progressf("Running demo (loop mode, up to 8 iterations)")
+	c.settle() // said lines are written by the console's writer goroutine: wait for it before reading out
 	feed()
 	draw(1)
 	resize(25)

@@ -32,12 +32,24 @@ const refusedHint = `claude asks before it writes files or runs commands, and in
 	`(to keep them: claude-iterate config set claude.permissionMode acceptEdits), ` +
 	`or run with --dangerously-skip-permissions (only inside a sandbox)`
 
-// denials returns the tool calls the iteration's CLI refused.
+// denials returns the tool calls the iteration's CLI refused: its
+// result's, and those only its stderr told (stderrRefused).
 func (o *iterationOutcome) denials() []permissionDenial {
 	if o.result == nil {
-		return nil
+		return o.stderrDenials
+	}
+	if len(o.stderrDenials) > 0 {
+		return append(o.result.PermissionDenials[:len(o.result.PermissionDenials):len(o.result.PermissionDenials)], o.stderrDenials...)
 	}
 	return o.result.PermissionDenials
+}
+
+// stderrRefused adds the refusals the agent's stderr tells (spec's
+// stderrRefusals), once the agent has ended.
+func (o *iterationOutcome) stderrRefused(spec childSpec) {
+	if spec.stderrRefusals != nil {
+		o.stderrDenials = spec.stderrRefusals(o.stderrTail)
+	}
 }
 
 // describeDenial names a refused call: the tool and its key argument

@@ -30,6 +30,9 @@ func scriptCondition(cond string) (bool, error) {
 	if cond == "tmpfs" {
 		return tmpfsMountable(), nil
 	}
+	if cond == "browser" {
+		return browserCondition() // browser_test.go
+	}
 	return false, errUnknownCondition(cond)
 }
 

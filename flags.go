@@ -161,8 +161,12 @@ type secondsFlag struct {
 
 func (f *secondsFlag) String() string { return fmt.Sprint(f.d.Seconds()) }
 func (f *secondsFlag) Set(s string) error {
-	var x float64
-	if _, err := fmt.Sscan(s, &x); err != nil || strings.TrimSpace(s) != s || x != x {
+	// A whole token, never its numeric prefix: "1h" is refused, not 1 s.
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		if d, derr := time.ParseDuration(s); derr == nil && d > 0 {
+			return fmt.Errorf("not a number of seconds (for %s, give %s)", s, strconv.FormatFloat(d.Seconds(), 'f', -1, 64))
+		}
 		return fmt.Errorf("not a number of seconds")
 	}
 	if x < 0 {

@@ -228,13 +228,6 @@ func (g *gitRepo) isWorktreeAt(dir string) bool {
 	return sameDir(t, dir) && sameDir(c, g.common)
 }
 
-// sameDir reports whether a and b are the same directory.
-func sameDir(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
-}
-
 // worktreeRequest is what a run asks of the workspace's worktree.
 type worktreeRequest struct {
 	branch, base string // from --branch and --base; "" for the defaults

@@ -40,7 +40,7 @@ import (
 )
 
 // sinkHeaders are the request headers the sink records.
-var sinkHeaders = []string{"Authorization", "Content-Type", "Priority", "Tags", "Title"}
+var sinkHeaders = []string{"Actions", "Authorization", "Content-Type", "Priority", "Tags", "Title"}
 
 // httpSink is one script's sink.
 type httpSink struct {

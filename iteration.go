@@ -41,7 +41,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	spec.input = []byte(prompt)
 	spec.env = append(spec.env[:len(spec.env):len(spec.env)], r.lock.markers()...)
 	transcript := r.con.transcript(r.log)
-	r.live.iterationStarted(it.n)
+	r.live.iterationStarted(it.n, r.agent.name())
 	c, o, err := startAgent(spec, transcript, r.log, r.live.onEvent)
 	if err != nil {
 		it.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(it.started)}
@@ -59,6 +59,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 		o = &iterationOutcome{} // its reader still fills the other one
 	}
 	o.finish(c.waitErr, c.tail.String())
+	o.stderrRefused(spec)
 	o.hang = end.hang
 	o.interrupted = r.sup.ending()
 	o.elapsed = time.Since(it.started) - end.suspended
@@ -193,7 +194,7 @@ func (r *runner) recordWith(it *iterationRun, end, reason string, ev *evidence, 
 	rec := newRecord(recordInput{
 		run: r.lock.record.RunID, iteration: it.n, started: it.started, outcome: it.outcome,
 		end: end, reason: reason, refused: refused, status: ev.status, evidence: ev, tests: tests,
-		files: r.git.changed(it.before, after),
+		files: r.git.changed(it.before, after), agent: r.agent.name(), agentChange: r.using.change,
 	})
 	r.gitSetup.afterIteration(r.git, rec, ev, it.before, after) // gitcommit.go
 	r.count.add(rec, r.mode)
@@ -224,9 +225,9 @@ func (r *runner) report(rec *iterationRecord, stderrTail string) {
 			if rec.End != endRefused {
 				r.con.noticef("iteration %d: %s", n, denialSummary(rec.Refused, maxDenialsShown))
 			}
-			if !r.refusedHinted && r.con.level != outputQuiet {
-				r.refusedHinted = true
-				r.con.noticef("hint: %s", refusedHint)
+			if !r.using.refusedHinted && r.con.level != outputQuiet {
+				r.using.refusedHinted = true
+				r.con.noticef("hint: %s", r.agent.refusedHint())
 			}
 		}
 		mark := "✓"

@@ -42,6 +42,7 @@ func BenchmarkRunIterations(b *testing.B) {
 	}
 	defer os.Chdir(wd)
 	b.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config")) // no user config
+	b.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))   // nor the user's registry of runs
 	if st := run([]string{"init", "bench", "--instructions", "task.md"}, nil, io.Discard, io.Discard); st.code != exitOK {
 		b.Fatalf("init: exit %d", st.code)
 	}

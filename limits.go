@@ -2,9 +2,10 @@ package main
 
 // This file recognises usage and rate limits. The rules are: a limit is read
 // from a rate_limit_event with status "rejected" (resetsAt, epoch seconds),
-// from api_error_status 429 on the result, or from the CLI's two text forms —
-// "usage limit reached|<epoch>" and "You've hit your … limit · resets <time>"
-// — and only in the result text or the CLI's own (synthetic) assistant error
+// from api_error_status 429 on the result, or from the CLIs' text forms —
+// claude's "usage limit reached|<epoch>" and "You've hit your … limit ·
+// resets <time>", codex's "You've hit your usage limit. … try again at
+// <time>" (or "in 2 hours 5 minutes") — and only in the result text or the CLI's own (synthetic) assistant error
 // text, never in tool output, where a file that mentions a limit is just a
 // file.
 
@@ -44,12 +45,22 @@ const limitMarginEnv = "CLAUDE_ITERATE_LIMIT_MARGIN"
 var (
 	limitEpochRE = lazyRegexp(`(?i)usage limit reached\|(\d{9,12})`)
 	limitHitRE   = lazyRegexp(`(?i)hit your [^·\n]*limit\s*·\s*resets\s+([^\n]+)`)
-	clockRE      = lazyRegexp(`(?i)^(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
+	// codex: "You’ve hit your usage limit. ... try again at 3:28 PM."
+	// (codex-cli 0.171.0 writes a typographic apostrophe; its source an
+	// ASCII one), "... at Nov 28th, 2026 6:55 AM." on another day, or
+	// "... try again in 3 days 6 hours 57 minutes."
+	codexLimitRE = lazyRegexp(`(?i)you['’]ve hit your usage limit`)
+	codexAtRE    = lazyRegexp(`(?i)try again at\s+([^\n]+?)\.?\s*$`)
+	codexInRE    = lazyRegexp(`(?i)try again in\s+((?:\d+\s*(?:days?|hours?|minutes?|seconds?)[\s,and]*)+)`)
+	codexPartRE  = lazyRegexp(`(?i)(\d+)\s*(day|hour|minute|second)`)
+	// clockRE: an optional date ("Nov 23,", codex's "Nov 28th, 2026"),
+	// the time, an optional zone in parentheses.
+	clockRE = lazyRegexp(`(?i)^(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
 )
 
 // isLimitText reports whether s is one of the CLI's limit messages.
 func isLimitText(s string) bool {
-	return limitEpochRE().MatchString(s) || limitHitRE().MatchString(s)
+	return limitEpochRE().MatchString(s) || limitHitRE().MatchString(s) || codexLimitRE().MatchString(s)
 }
 
 // limitResetFromText returns the reset time a limit message gives.
@@ -61,6 +72,20 @@ func limitResetFromText(s string, now time.Time) (time.Time, bool) {
 		}
 	}
 	if m := limitHitRE().FindStringSubmatch(s); m != nil {
+		return parseResetClock(strings.TrimSpace(m[1]), now)
+	}
+	if m := codexInRE().FindStringSubmatch(s); m != nil {
+		var d time.Duration
+		for _, p := range codexPartRE().FindAllStringSubmatch(m[1], -1) {
+			n, _ := strconv.Atoi(p[1])
+			unit := map[string]time.Duration{"day": 24 * time.Hour, "hour": time.Hour, "minute": time.Minute, "second": time.Second}[strings.ToLower(p[2])]
+			d += time.Duration(n) * unit
+		}
+		if d > 0 {
+			return now.Add(d), true
+		}
+	}
+	if m := codexAtRE().FindStringSubmatch(s); m != nil {
 		return parseResetClock(strings.TrimSpace(m[1]), now)
 	}
 	return time.Time{}, false
@@ -76,6 +101,8 @@ func parseResetClock(s string, now time.Time) (time.Time, bool) {
 	if m == nil {
 		return time.Time{}, false
 	}
+	year := m[3]
+	m = append(m[:3], m[4:]...) // the groups below as before the year's
 	hour, _ := strconv.Atoi(m[3])
 	minute := 0
 	if m[4] != "" {
@@ -107,15 +134,24 @@ func parseResetClock(s string, now time.Time) (time.Time, bool) {
 		if !ok || day < 1 || day > 31 {
 			return time.Time{}, false
 		}
-		t := time.Date(n.Year(), mon, day, hour, minute, 0, 0, loc)
-		if t.Before(n.Add(-24 * time.Hour)) { // "Jan 2" seen on Dec 30
+		y := n.Year()
+		if year != "" {
+			y, _ = strconv.Atoi(year)
+		}
+		t := time.Date(y, mon, day, hour, minute, 0, 0, loc)
+		if year == "" && t.Before(n.Add(-24*time.Hour)) { // "Jan 2" seen on Dec 30
 			t = t.AddDate(1, 0, 0)
 		}
 		return t, true
 	}
 	t := time.Date(n.Year(), n.Month(), n.Day(), hour, minute, 0, 0, loc)
-	if !t.After(n) {
+	switch {
+	case !t.Add(time.Minute).After(n):
 		t = t.AddDate(0, 0, 1)
+	case !t.After(n):
+		// The CLIs show the reset to the minute: one in the current
+		// minute is within it, not tomorrow; its end is surely past it.
+		t = t.Add(time.Minute)
 	}
 	return t, true
 }

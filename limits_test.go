@@ -20,10 +20,25 @@ func TestLimitResetFromText(t *testing.T) {
 		{"You've hit your Opus limit · resets Nov 23, 12pm (UTC)", time.Date(2026, 11, 23, 12, 0, 0, 0, utc), true},
 		{"You've hit your session limit · resets 12am (UTC)", time.Date(2026, 11, 22, 0, 0, 0, 0, utc), true},
 		{"You've hit your session limit · resets soon", time.Time{}, false},
+		// codex-cli 0.171.0's own words (testdata/fixtures/codex): a
+		// typographic apostrophe, the reset to the minute, local time; on
+		// another day "Nov 22nd, 2026 3:05 AM".
+		{"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 7:45 PM.", time.Date(2026, 11, 21, 19, 45, 0, 0, utc), true},
+		{"You’ve hit your usage limit. Try again at Nov 22nd, 2026 3:05 AM.", time.Date(2026, 11, 22, 3, 5, 0, 0, utc), true},
+		{"You’ve hit your usage limit. Try again at Dec 1st, 2026 12:30 PM.", time.Date(2026, 12, 1, 12, 30, 0, 0, utc), true},
+		// A reset shown to the minute that is the current minute is in
+		// this minute, not tomorrow: the end of the minute.
+		{"You’ve hit your usage limit. Try again at 7:00 PM.", time.Date(2026, 11, 21, 19, 1, 0, 0, utc), true},
+		{"You've hit your session limit · resets 7pm (UTC)", time.Date(2026, 11, 21, 19, 1, 0, 0, utc), true},
+		// a minute ago is tomorrow
+		{"You’ve hit your usage limit. Try again at 6:59 PM.", time.Date(2026, 11, 22, 18, 59, 0, 0, utc), true},
 		{"nothing to see", time.Time{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := limitResetFromText(tt.in, now)
+		if isLimitText(tt.in) != tt.ok && tt.in != "You've hit your session limit · resets soon" {
+			t.Errorf("isLimitText(%q) = %v; want %v", tt.in, !tt.ok, tt.ok)
+		}
+		got, ok := limitResetFromText(tt.in, now.Add(30*time.Second))
 		if ok != tt.ok || (ok && !got.Equal(tt.want)) {
 			t.Errorf("limitResetFromText(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
 		}

@@ -65,6 +65,7 @@ type runState struct {
 	Phase       string       `json:"phase"`
 	Interrupted string       `json:"interrupted,omitempty"` // the signal's name
 	Iteration   int          `json:"iteration"`             // the running, or last started, iteration
+	Agent       string       `json:"agent,omitempty"`       // that iteration's agent CLI
 	Totals      workTotals   `json:"totals"`                // the run's, from its records
 	Max         int          `json:"max"`
 	IterStarted time.Time    `json:"iterationStarted"`
@@ -164,6 +165,7 @@ type publisher struct {
 	run    string // the run's id, in its events
 	// statusNotify: status updates are published (statusWatch.enabled).
 	statusNotify bool
+	serveURL     string // where 'serve' is reached (serve.url): notifications link there
 }
 
 // liveConfig is what a live view is made from.
@@ -188,7 +190,7 @@ type liveConfig struct {
 func newLive(lc liveConfig) *live {
 	now := time.Now()
 	l := &live{con: lc.con, log: lc.log, statePath: filepath.Join(lc.ws.StateDir, runStateFile), ws: lc.ws, heartbeat: defaultHeartbeat,
-		pub: publisher{events: lc.events, run: lc.run}}
+		pub: publisher{events: lc.events, run: lc.run, serveURL: lc.cfg.ServeURL}}
 	if lc.opts.heartbeat.set {
 		l.heartbeat = lc.opts.heartbeat.d
 	}
@@ -238,7 +240,7 @@ func (l *live) emit(ev runEvent) {
 	ev = l.stamp(ev)
 	l.pub.events.write(ev)
 	if l.pub.notify.wants(ev.Event) { // the message is made only for a subscriber
-		l.pub.notify.send(notificationFor(ev))
+		l.pub.notify.send(withView(notificationFor(ev), l.pub.serveURL, l.pub.run))
 	}
 }
 
@@ -399,13 +401,14 @@ func (l *live) addLine(line string) {
 	l.dirty = true
 }
 
-// iterationStarted: iteration n's agent starts.
-func (l *live) iterationStarted(n int) {
+// iterationStarted: iteration n's agent (named agent) starts.
+func (l *live) iterationStarted(n int, agent string) {
 	if l == nil {
 		return
 	}
 	now := time.Now()
 	l.mu.Lock()
+	l.act.agent, l.st.Agent = agent, agent
 	l.st.Phase, l.st.Iteration, l.st.IterStarted, l.st.Updated = phaseRunning, n, now, now
 	l.iterSuspendedMS = l.st.SuspendedMS
 	l.st.WaitUntil = time.Time{}

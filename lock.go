@@ -90,6 +90,9 @@ type runLock struct {
 	size int
 	// dirID is the identity of the locked state directory (dirIdentity).
 	dirID string
+	// reg is the run's entry in the registry of live runs (registry.go),
+	// removed as the lock is released; nil for none.
+	reg *registration
 }
 
 // errLocked is a workspace another run holds, or (claim) another command
@@ -396,12 +399,13 @@ func sameFile(fi os.FileInfo, f *os.File) bool {
 	return err == nil && os.SameFile(fi, held)
 }
 
-// release marks the run ended cleanly and drops the lock; a second call
-// does nothing.
+// release marks the run ended cleanly, unregisters it and drops the lock;
+// a second call does nothing.
 func (l *runLock) release() {
 	if l == nil {
 		return
 	}
+	l.reg.remove()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {

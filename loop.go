@@ -35,7 +35,12 @@ type runPlan struct {
 	delay                                  time.Duration
 	stops                                  stopSet
 	spec                                   childSpec // the agent's path, argv0 and arguments; input set per iteration
-	systemPrompt, systemPromptSource       string
+	// agent is the CLI that runs now (spec is its: both change when a
+	// fallback takes over, fallback.go); agents are the run's, the first
+	// one, then the fallbacks (agentcli.go).
+	agent                            agentCLI
+	agents                           []runAgent
+	systemPrompt, systemPromptSource string
 	// scratch is the dry run's copy of the workspace, removed at the end;
 	// promptFile the system prompt's file, when it is passed as one;
 	// dryRunOf the workspace a dry run copied, as shown.
@@ -69,14 +74,15 @@ type runner struct {
 	events   *eventWriter
 	// promptCache holds the task (or ralph-mode prompt) file between
 	// iterations, re-read when it changes.
-	promptCache   fileCache
-	nextPipes     *childPipes // the next agent's standard streams, made in advance
-	start         time.Time
-	metaSaved     time.Time // the last write of the metadata during the run
-	metaDirty     bool      // the metadata has changed since
-	statusWarned  bool
-	refusedHinted bool // the fix for refused tool calls was shown
-	checks        runChecks
+	promptCache  fileCache
+	nextPipes    *childPipes // the next agent's standard streams, made in advance
+	start        time.Time
+	metaSaved    time.Time // the last write of the metadata during the run
+	metaDirty    bool      // the metadata has changed since
+	statusWarned bool
+	// using is which of the run's agents runs, and why (fallback.go).
+	using  agentInUse
+	checks runChecks
 }
 
 // runChecks are what a run does beyond the loop: the notes the next
@@ -180,6 +186,9 @@ func (r *runner) loop() ending {
 		if r.sup.startBlocked() {
 			return r.interruptEnding()
 		}
+		if r.using.index != 0 && r.using.firstIsBack(time.Now()) {
+			r.useAgent(0, "")
+		}
 		it, err := r.iterate()
 		if err != nil {
 			return ending{code: exitError, reason: "error: " + err.Error(), status: statusFailed}
@@ -189,9 +198,18 @@ func (r *runner) loop() ending {
 			return r.interruptEnding()
 		}
 		if limited, reset := it.outcome.usageLimit(time.Now()); limited {
-			r.record(it, endLimit, "usage limit reached: the iteration is retried after the reset")
+			next, why, fallBack := r.using.limited(r.agents, reset, time.Now())
+			reason := "usage limit reached: the iteration is retried after the reset"
+			if fallBack {
+				reason = "usage limit reached: the iteration is retried at once with " + r.agents[next].cli.name()
+			}
+			r.record(it, endLimit, reason)
 			r.saveMetadata()
 			r.log.Flush()
+			if fallBack {
+				r.useAgent(next, why)
+				continue
+			}
 			if end := r.waitForLimit(reset); end != nil {
 				return *end
 			}
@@ -203,6 +221,25 @@ func (r *runner) loop() ending {
 		if end := r.wait(r.delay, nil); end != nil {
 			return *end
 		}
+	}
+}
+
+// useAgent makes agent i of the run's the one that runs, for why (a
+// fallback's reason; "" back to the first), and says so: the console, the
+// log, and the panel and a notification (limit_wait) for a fallback.
+func (r *runner) useAgent(i int, why string) {
+	from := r.agent.name()
+	r.using.use(i, why)
+	r.agent, r.spec = r.agents[i].cli, r.agents[i].spec
+	msg := fmt.Sprintf("%s: the iteration is retried at once with %s", why, r.agent.name())
+	if i == 0 {
+		msg = fmt.Sprintf("the usage limit of %s has reset: %s runs again instead of %s", r.agent.name(), r.agent.name(), from)
+	}
+	r.con.noticef("%s", msg)
+	r.log.printf("[agent changed: %s]", msg)
+	r.log.Flush()
+	if i != 0 {
+		r.live.limitReached(msg)
 	}
 }
 
@@ -388,21 +425,6 @@ func (r *runner) waitForAnswer() *ending {
 	}
 }
 
-// newVerifier makes the verifier of run --verify: the run's agent with
-// the verifier's arguments; the machinery is wired in startLive.
-func (r *runner) newVerifier() *verifier {
-	spec := r.spec
-	spec.args = verifierArgs(r.cfg, r.opts.model.s)
-	if r.opts.dryRun {
-		spec.args = append([]string{mockAgentCommand}, spec.args...)
-	}
-	if r.opts.skipPerms {
-		spec.args = append(spec.args, "--dangerously-skip-permissions")
-	}
-	return &verifier{root: r.workRoot(), ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec,
-		timeout: r.opts.iterationTimeout.d, idle: r.opts.idleTimeout.d}
-}
-
 // verifyClaim verifies a claimed completion (run --verify, claim the met
 // success condition's reason): it returns the run's ending, or nil when
 // the run goes on with the verifier's findings in the next prompt — or
@@ -528,7 +550,7 @@ func (r *runner) finish(end ending) error {
 	run := r.count.totals
 	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(run.Iterations, "iteration"), roundDuration(elapsed), formatCost(run.CostUSD))
 	if end.hint == "" && end.code == exitError && r.count.lastRefused && r.con.level == outputQuiet {
-		end.hint = refusedHint // shown with the refusals at the other levels
+		end.hint = r.agent.refusedHint() // shown with the refusals at the other levels
 	}
 	r.live.ended(end, summary, run, elapsed)
 	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+end.reason,

@@ -13,8 +13,10 @@
 //	claude-iterate stop     [<workspace>] [--cancel]
 //	claude-iterate verify   <workspace> [--depth quick|standard|deep] [--json]
 //	claude-iterate answer   <workspace> TEXT|-
-//	claude-iterate watch    [<workspace>]
+//	claude-iterate watch    [<workspace>] | --all
+//	claude-iterate ps       [--json] [--project]
 //	claude-iterate logs     <workspace> [-f] [--run N] [--list]
+//	claude-iterate serve    [--port N] [--listen ADDR] [--read-only]
 //	claude-iterate list     [--archived]
 //	claude-iterate status   [<workspace>] [--json] [--archived]
 //	claude-iterate history  [<workspace>] [--json] [--run ID] [--last N]

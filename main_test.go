@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"claude-iterate": main,
 		"claude":         fakeClaudeMain,
+		"codex":          fakeCodexMain,
 		"own-children":   ownChildrenMain,
 		"orphan-behind":  orphanBehindMain,
 		"ttin-probe":     ttinProbeMain,
@@ -47,10 +48,13 @@ func unignoreSignals() {
 }
 
 // scriptEnv is what every scenario's environment holds: a user config
-// directory of its own, and no second of sleep at each race-enabled
+// directory and a state directory (the registry of live runs) of its own
+// (the latter beside $WORK, out of the scenarios' git trees and listings),
+// and no second of sleep at each race-enabled
 // binary's exit (the scripts run hundreds of them).
 func scriptEnv(env *testscript.Env) {
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+	env.Setenv("XDG_STATE_HOME", env.WorkDir+".state")
 	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
@@ -156,6 +160,9 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		cmds[k] = v
 	}
 	for k, v := range archiveCommands() {
+		cmds[k] = v
+	}
+	for k, v := range serveCommands() { // serve_test.go
 		cmds[k] = v
 	}
 	return cmds

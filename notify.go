@@ -46,6 +46,9 @@ type notification struct {
 	priority string // ntfy's 1 (min) to 5 (urgent)
 	tags     string // ntfy's tags: emoji short codes, comma-separated
 	body     string
+	// actions is ntfy's Actions header: a "view" action to the run's page
+	// in 'serve' (withView), or "".
+	actions string
 }
 
 // notifier sends notifications. A nil *notifier sends nothing.
@@ -158,6 +161,9 @@ func (n *notifier) post(nt notification) {
 	req.Header.Set("Title", headerText(nt.title))
 	req.Header.Set("Priority", nt.priority)
 	req.Header.Set("Tags", nt.tags)
+	if nt.actions != "" {
+		req.Header.Set("Actions", nt.actions)
+	}
 	req.Header.Set("User-Agent", progName+"/"+programVersion())
 	if n.auth {
 		req.SetBasicAuth(n.user, n.pass)
@@ -280,6 +286,23 @@ func (n *notifier) summarize(left int64, why string) {
 		failed = total
 	}
 	n.tell(fmt.Sprintf("warning: %d of %d notifications to %s failed (last: %s); details in the log", failed, total, n.shown, last))
+}
+
+// servePagePath is where 'serve' shows one run's page: servePagePath+id.
+const servePagePath = "/runs/"
+
+// withView is nt with ntfy's "view" action that opens the page of run id
+// in 'serve', reached at serveURL (config serve.url), when nt is a question
+// or a completion: a phone gets to the answer button in one tap.
+func withView(nt notification, serveURL, id string) notification {
+	if serveURL == "" || id == "" || (nt.event != eventQuestion && nt.event != eventCompleted) {
+		return nt
+	}
+	// The simple header format splits on commas and semicolons: the URL
+	// is quoted, and a quote in it escaped (checkNotifyURL refused spaces).
+	u := strings.TrimRight(serveURL, "/") + servePagePath + url.PathEscape(id)
+	nt.actions = `view, Open the run, "` + strings.ReplaceAll(u, `"`, "%22") + `", clear=true`
+	return nt
 }
 
 // headerText makes s a header value: one line, printable, and RFC 2047

@@ -117,6 +117,8 @@ func stateLabel(st *runState) (string, string) {
 		return fmt.Sprintf("stopping after iteration %d", st.Iteration), styleYellow
 	case st.StopSource != "":
 		return "stopping", styleYellow
+	case st.Phase == phaseRunning && st.Agent != "" && st.Agent != agentClaude: // the default is not named
+		return fmt.Sprintf("running iteration %d (%s)", st.Iteration, st.Agent), styleGreen
 	case st.Phase == phaseRunning:
 		return fmt.Sprintf("running iteration %d", st.Iteration), styleGreen
 	case st.Phase == phaseStarting:

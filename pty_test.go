@@ -12,7 +12,7 @@ package main
 //	term start                 start bash -i under a new pty (in $WORK, with
 //	                           the script's environment)
 //	term type TEXT             type TEXT and Enter
-//	term key KEY               press one key: ^C, ^Z, ^D, or a character
+//	term key KEY               press one key: ^C, ^Z, ^D, a character, or up, down, esc, enter
 //	term wait REGEXP           wait until the screen shows REGEXP (after the
 //	                           previous match)
 //	term status N              wait for bash's prompt, ask for $? and assert it is N
@@ -70,11 +70,15 @@ type termSession struct {
 var sessions sync.Map // *testscript.TestScript → *termSession
 
 // passedEnv are the script variables the terminal's shell gets.
-var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONFIG_HOME", "GORACE",
-	"FAKE_CLAUDE", "CLAUDE_ITERATE_TEST_PANIC", "CLAUDE_ITERATE_RESULT_WATCHDOG", "CLAUDE_ITERATE_LIMIT_MARGIN", "CLAUDE_ITERATE_MOCK_PACE",
+var passedEnv = []string{"PATH", "HOME", "TMPDIR", "WORK", "FIXTURES", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE",
+	"FAKE_CLAUDE", "FAKE_CODEX", "FAKE_CODEX_ARGV", "CLAUDE_ITERATE_TEST_PANIC", "CLAUDE_ITERATE_RESULT_WATCHDOG", "CLAUDE_ITERATE_LIMIT_MARGIN", "CLAUDE_ITERATE_MOCK_PACE",
 	// The real-CLI scenarios (realclaude_test.go: offlineEnv and the fake API).
 	"CLAUDE_ITERATE_CLAUDE", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER",
 	"DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "IS_SANDBOX"}
+
+// namedKeys are the keys 'term key' takes by name, and what a terminal
+// sends for them.
+var namedKeys = map[string]string{"up": "\x1b[A", "down": "\x1b[B", "esc": "\x1b", "enter": "\r"}
 
 func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
@@ -102,6 +106,10 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 		k := args[1]
 		if len(k) == 2 && k[0] == '^' {
 			k = string(rune(k[1] & 0x1f))
+		}
+		if seq, ok := namedKeys[k]; ok {
+			s.write(ts, seq)
+			return
 		}
 		if len(k) != 1 {
 			ts.Fatalf("term key: %q is not one key", args[1])

@@ -36,17 +36,24 @@ type iterationRecord struct {
 	Iteration  int       `json:"iteration"`
 	StartedAt  time.Time `json:"startedAt"`
 	DurationMS int64     `json:"durationMs"` // time suspended left out
+	// Agent is the agent CLI that ran it (claude, codex); AgentChange,
+	// when it is not the run's first agent, says why it took over.
+	Agent       string `json:"agent,omitempty"`
+	AgentChange string `json:"agentChange,omitempty"`
 	// End says how the iteration ended (done, failed, refused, hang,
 	// interrupted, limit); only done, failed, refused and hang count as
 	// iterations of the run.
-	End     string         `json:"end"`
-	OK      bool           `json:"ok"`
-	Reason  string         `json:"reason"` // the loop's own reason; "" when ok
-	CostUSD float64        `json:"costUsd"`
-	Turns   int            `json:"turns"`
-	Tokens  *tokenCounts   `json:"tokens"`
-	Tools   map[string]int `json:"tools"`
-	Refused []string       `json:"refused"`
+	End     string  `json:"end"`
+	OK      bool    `json:"ok"`
+	Reason  string  `json:"reason"` // the loop's own reason; "" when ok
+	CostUSD float64 `json:"costUsd"`
+	// CostEstimated: CostUSD is estimated from tokens (codex reports no
+	// cost: agents.codex.pricing).
+	CostEstimated bool           `json:"costEstimated,omitempty"`
+	Turns         int            `json:"turns"`
+	Tokens        *tokenCounts   `json:"tokens"`
+	Tools         map[string]int `json:"tools"`
+	Refused       []string       `json:"refused"`
 	// Progress is the tasks' progress after the iteration, when known.
 	Progress *progressRep `json:"progress"`
 	// Complete and Worked: what the agent's status says, as the agent
@@ -114,6 +121,9 @@ type recordInput struct {
 	evidence    *evidence // what the agent wrote in the iteration: Complete, Worked
 	tests       *testResults
 	files       []string
+	// agent ran the iteration; agentChange says why, when it is a
+	// fallback.
+	agent, agentChange string
 }
 
 // newRecord makes an iteration's record.
@@ -127,7 +137,9 @@ func newRecord(in recordInput) *iterationRecord {
 	if rec.OK {
 		rec.Reason = ""
 	}
+	rec.Agent, rec.AgentChange = in.agent, in.agentChange
 	if o.result != nil {
+		rec.CostEstimated = o.result.costEstimated
 		rec.Turns = o.result.NumTurns
 		if u := o.result.Usage; u != nil {
 			rec.Tokens = &tokenCounts{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
@@ -177,11 +189,21 @@ type workTotals struct {
 	FailedIterations int     `json:"failedIterations"` // of those, failed ones
 	CostUSD          float64 `json:"totalCostUsd"`     // every record's cost, counted or not
 	DurationMS       int64   `json:"durationMs,omitempty"`
+	// EstimatedUSD is the part of CostUSD estimated from tokens (codex);
+	// LastAgent the agent of the last record.
+	EstimatedUSD float64 `json:"estimatedCostUsd,omitempty"`
+	LastAgent    string  `json:"lastAgent,omitempty"`
 }
 
 // add adds rec to the totals.
 func (t *workTotals) add(rec *iterationRecord) {
 	t.CostUSD = boundedSum(t.CostUSD, rec.CostUSD)
+	if rec.CostEstimated {
+		t.EstimatedUSD = boundedSum(t.EstimatedUSD, rec.CostUSD)
+	}
+	if rec.Agent != "" {
+		t.LastAgent = rec.Agent
+	}
 	if !rec.counted() {
 		return
 	}

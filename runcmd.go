@@ -41,6 +41,9 @@ func runRun(env *cliEnv, args []string) error {
 		r.events.drain(r.sup.sigs.c, false, env.stderr)
 		return err
 	}
+	// Registered once set up; unregistered with the lock's release, on
+	// every way out.
+	r.lock.reg = registerRun(r, opts.events.s)
 	r.termMode = saveTerminalMode(env.stdin, env.stdout, env.stderr)
 	r.sup.term = r.termMode
 	if !opts.noKeyboard {

@@ -372,56 +372,98 @@ func (r *runner) readPromptFile() (string, error) {
 	return string(data), nil
 }
 
-// resolveAgent finds the agent and builds its fixed arguments.
+// resolveAgent finds the run's agents (agent, then fallbackAgents) and
+// builds their fixed arguments; the first is the one that starts.
 func (r *runner) resolveAgent() error {
-	var args []string
-	if r.opts.dryRun {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("finding this program for the dry run: %w", err)
-		}
-		r.spec = childSpec{path: exe, argv0: progName}
-		args = append(args, mockAgentCommand)
-		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
-	} else {
-		cmd := r.cfg.ClaudeCommand
-		path, err := findAgent(cmd)
-		if err != nil {
-			return err
-		}
-		r.spec = childSpec{path: path, argv0: cmd}
+	chain, err := agentChain(r.cfg)
+	if err != nil {
+		return err
 	}
-	args = append(args, r.cfg.ClaudeArgs...)
-	args = append(args, permissionArgs(r.cfg)...)
-	args = append(args, r.gitSetup.agentArgs(r.ws)...) // gitrun.go: the workspace, outside the worktree
-	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
+	if err := checkAgentSettings(r.opts, r.cfg, chain); err != nil {
+		return err
+	}
 	if !r.opts.prompt.set {
 		tmpl, source, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "system")
 		if err != nil {
 			return err
 		}
 		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.workRoot(), r.ws.Dir, ""), relPath(r.env.projectRoot, source)
-		promptArgs, err := r.systemPromptArgs()
+	}
+	r.agents = make([]runAgent, len(chain))
+	for i, a := range chain {
+		spec, err := r.agentSpec(a)
 		if err != nil {
 			return err
 		}
-		args = append(args, promptArgs...)
+		r.agents[i] = runAgent{cli: a, spec: spec}
 	}
-	if r.opts.skipPerms {
-		args = append(args, "--dangerously-skip-permissions")
-	}
-	if r.opts.model.set {
-		args = append(args, "--model", r.opts.model.s)
-	}
-	if r.opts.maxTurns.set {
-		args = append(args, "--max-turns", fmt.Sprint(r.opts.maxTurns.n))
-	}
-	r.spec.args = args
-	r.spec.dir = r.workRoot()
+	r.agent, r.spec = r.agents[0].cli, r.agents[0].spec
 	if r.cfg.Verification.Auto {
-		r.checks.verifier = r.newVerifier()
+		r.checks.verifier, err = r.newVerifier()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// agentSpec finds agent a and builds its child spec; a dry run's agent is
+// the built-in mock, which speaks claude's stream-json whatever a is (a's
+// arguments are still built, so that what a refuses is refused).
+func (r *runner) agentSpec(a agentCLI) (childSpec, error) {
+	var pre []string
+	if r.opts.dryRun {
+		exe, err := os.Executable()
+		if err != nil {
+			return childSpec{}, fmt.Errorf("finding this program for the dry run: %w", err)
+		}
+		r.spec = childSpec{path: exe, argv0: progName}
+		pre = append(pre, mockAgentCommand)
+		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
+	} else {
+		path, err := findAgentCLI(a, r.cfg)
+		if err != nil {
+			return childSpec{}, err
+		}
+		r.spec = agentChildSpec(a, r.cfg, path)
+	}
+	args, err := a.iterationArgs(r.runPlan)
+	if err != nil {
+		return childSpec{}, err
+	}
+	r.spec.args = append(pre, args...)
+	r.spec.dir = r.workRoot()
+	return r.spec, nil
+}
+
+// newVerifier makes the verifier of run --verify: the run's agent (or
+// verification.agent) with the verifier's arguments; the machinery is
+// wired in startLive.
+func (r *runner) newVerifier() (*verifier, error) {
+	a, spec := r.agent, r.spec
+	if n := r.cfg.Verification.Agent; n != "" && n != a.name() {
+		var err error
+		if a, err = lookupAgent(n, "verification.agent"); err != nil {
+			return nil, err
+		}
+		if spec, err = r.agentSpec(a); err != nil {
+			return nil, err
+		}
+		r.spec = r.agents[0].spec // agentSpec's scratch
+	}
+	args, err := a.verifierArgs(r.cfg, r.opts.model.s)
+	if err != nil {
+		return nil, err
+	}
+	spec.args = args
+	if r.opts.dryRun {
+		spec.args = append([]string{mockAgentCommand}, spec.args...)
+	}
+	if r.opts.skipPerms && a.name() == agentClaude {
+		spec.args = append(spec.args, "--dangerously-skip-permissions")
+	}
+	return &verifier{root: r.workRoot(), ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec, agent: a.name(), refusedFix: a.verifierRefusedHint(),
+		timeout: r.opts.iterationTimeout.d, idle: r.opts.idleTimeout.d}, nil
 }
 
 func (r *runner) writeLogHeader() {
@@ -436,6 +478,7 @@ func (r *runner) writeLogHeader() {
 		fmt.Sprintf("Max Iterations: %d", r.maxIterations),
 		"Start Time: " + logTime(r.start),
 		"Agent: " + r.spec.path,
+		"Agents: " + agentChainText(r.agents),
 		"PID: " + fmt.Sprint(os.Getpid()),
 	}
 	if r.opts.dryRun {

@@ -195,6 +195,10 @@ type streamEvent struct {
 
 	// badField names a field of the wrong type, ignored (the others kept).
 	badField string
+	// sessionID and costEstimated are set by an adapter's decoder
+	// (agentcli.go): the CLI's session, and a cost that is an estimate.
+	sessionID     string
+	costEstimated bool
 }
 
 type streamMessage struct {
@@ -285,7 +289,10 @@ func (c *toolContent) UnmarshalJSON(data []byte) error {
 }
 
 // set fills c from a string's raw body and the stats of its scan.
-func (c *toolContent) set(raw []byte, st strStats) {
+func (c *toolContent) set(raw []byte, st strStats) { c.setPrefix(raw, st, previewBytes) }
+
+// setPrefix is set, decoding only about n bytes of the text.
+func (c *toolContent) setPrefix(raw []byte, st strStats, n int) {
 	c.lines = 0
 	if len(raw) > 0 {
 		c.lines = st.newlines + 1
@@ -293,7 +300,7 @@ func (c *toolContent) set(raw []byte, st strStats) {
 			c.lines-- // a final newline ends the last line
 		}
 	}
-	c.text = decodePrefix(raw, previewBytes)
+	c.text = decodePrefix(raw, n)
 }
 
 // blocks returns message.content.

@@ -120,6 +120,10 @@ func (f *formatter) format(e *streamEvent, raw []byte) {
 func (f *formatter) formatSystem(e *streamEvent, indent string, raw []byte) {
 	switch e.Subtype {
 	case "init":
+		if e.sessionID != "" { // an adapter's (codex: its thread)
+			f.printf(indent, "Session started (%s, session %s)", e.Model, e.sessionID)
+			break
+		}
 		f.printf(indent, "Session started (model %s, %d tools)", e.Model, len(e.Tools))
 	case "api_retry":
 		status := ""
@@ -282,8 +286,10 @@ func (f *formatter) formatToolUse(b contentBlock, indent string) {
 		}
 	case "NotebookEdit":
 		f.printf(indent, "%s %s", head, firstNonEmpty(in.NotebookPath, in.FilePath))
-	case "Bash":
+	case "Bash", codexToolCommand:
 		f.printf(indent, "%s $ %s", head, clip(in.Command, 2000))
+	case codexToolFile:
+		f.printf(indent, "%s %s", head, in.FilePath)
 	case "Grep", "Glob":
 		where := ""
 		if in.Path != "" {
@@ -327,7 +333,7 @@ func (f *formatter) formatToolResult(b contentBlock, indent string) {
 	switch name {
 	case "Read":
 		limit = previewReadLines
-	case "Bash":
+	case "Bash", codexToolCommand:
 		limit = previewBashLines
 	}
 	total := b.Content.lines

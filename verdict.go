@@ -231,6 +231,7 @@ type verificationSettings struct {
 	Auto        bool
 	MaxAttempts int
 	Depth       string
+	Agent       string // "": the run's agent
 }
 
 // print shows the last verification in status's layout.

@@ -8,7 +8,7 @@ package main
 // "a/b" are refused as names rather than quietly escaping the workspaces
 // directory. init validates everything before it creates anything, never
 // overwrites an existing workspace, and removes what it made if it fails
-// half way (initcmd.go). A corrupt .metadata.json is reported, never reset.
+// half way (cmd_init.go). A corrupt .metadata.json is reported, never reset.
 
 import (
 	"encoding/json"

@@ -13,14 +13,17 @@
 # process), so it holds on a busy machine where wall time does not; a load
 # above 0.5 (at the start or the end) is printed with a warning.
 #
-#   1. start-up: `stop` and `--help`, next to /bin/true
+#   1. start-up: `stop` and `--help`, next to /bin/true; `ps` with 50
+#      runs registered
 #   2. overhead per iteration over a bash for-loop running the same agent
 #      (wall and CPU), and the floor: a Go program running the agent with
 #      os/exec and the same process setup
 #   3. verbose stream-json on a realistic 50 MiB transcript
 #      (scripts/gen-transcript.py: tool calls, tool results, text, thinking,
 #      sub-agents, in the fixtures' shapes): MB/s and peak RSS, against jq -c
-#      on the same file; with the binary's GOMAXPROCS and with all cores
+#      on the same file; with the binary's GOMAXPROCS and with all cores;
+#      and the same for a 50 MiB codex exec --json transcript
+#      (scripts/gen-codex-transcript.py), run with --agent codex
 #   4. 20 runs at once: CPU per iteration, with the binary's GOMAXPROCS and
 #      with all cores, next to one run alone
 #   5. peak RSS for one line just under the 64 MiB line cap (an agent
@@ -166,6 +169,37 @@ for r in $(seq "$rounds"); do
 done
 "$ci" stop bench --cancel > /dev/null
 
+echo "bench.sh: ps with 50 runs registered" >&2
+# 50 entries in a registry of its own, all of one live process (a sleeper:
+# its pid and start time), each with a state file the size of a real one.
+sleep 600 &
+sleeper=$!
+python3 - "$tmp/state" "$sleeper" "$(awk '{ print $22 }' "/proc/$sleeper/stat")" <<'PY'
+import json, os, sys, datetime
+state, pid, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+runs = os.path.join(state, "claude-iterate", "runs")
+os.makedirs(runs)
+started = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+for i in range(50):
+    ws = os.path.join(state, "project", "claude-iterate", "workspaces", "task%02d" % i)
+    os.makedirs(ws)
+    st = {"pid": pid, "workspace": "task%02d" % i, "mode": "loop", "started": started, "phase": "running",
+          "iteration": 12, "max": 50, "totals": {"iterations": 11, "totalCostUsd": 1.23, "durationMs": 600000},
+          "tasks": {"completed": 11, "total": 30}, "updated": started,
+          "activity": {"kind": "tool", "tool": "Bash", "arg": "go test ./...", "since": started},
+          "lines": [{"seq": j, "text": "✓ Iteration %d/50 done in 52s, $0.1100 · 11/30 items" % j} for j in range(1, 13)]}
+    json.dump(st, open(os.path.join(ws, ".run-state.json"), "w"), indent=2)
+    e = {"id": "%d-%d" % (pid, i + 1), "pid": pid, "start": start, "project": os.path.join(state, "project"),
+         "workspace": "task%02d" % i, "dir": ws, "stateDir": ws, "agent": "claude",
+         "state": os.path.join(ws, ".run-state.json"), "started": started}
+    json.dump(e, open(os.path.join(runs, e["id"] + ".json"), "w"), indent=2)
+PY
+[ "$(XDG_STATE_HOME=$tmp/state "$ci" ps | wc -l)" = 51 ] || { echo "bench.sh: ps does not show the 50 runs" >&2; exit 1; }
+for r in $(seq "$rounds"); do
+	XDG_STATE_HOME=$tmp/state "$measure" ps.txt sh -c "for i in \$(seq 20); do $ci ps; done"
+done
+kill "$sleeper"
+
 echo "bench.sh: overhead per iteration ($n iterations, $rounds rounds)" >&2
 cat > loop.sh <<SH
 for i in \$(seq $n); do ./noop-claude -p --output-format stream-json --verbose < task.md > /dev/null; done
@@ -196,6 +230,19 @@ mbs() {
 	echo "$(calc "$size / 1e3 / $a" 0) / $(calc "$size / 1e3 / $b" 0)"
 }
 jq_ratio="$(calc "$(col jq.txt 1 | min) / $(col stream.txt 1 | min)" 1)× / $(calc "$(col jq.txt 1 | median) / $(col stream.txt 1 | median)" 1)×"
+
+echo "bench.sh: stream (realistic codex transcript)" >&2
+python3 "$repo/scripts/gen-codex-transcript.py" codex.ndjson 50
+codex_size=$(stat -c %s codex.ndjson)
+mkagent cat-codex "$tmp/codex.ndjson"
+for r in $(seq "$rounds"); do
+	CLAUDE_ITERATE_CODEX=./cat-codex "$measure" codex.txt "$ci" run bench -m 1 -v --agent codex --no-keyboard
+	"$measure" jq-codex.txt jq -c . codex.ndjson
+done
+codex_mbs="$(calc "$codex_size / 1e3 / $(col codex.txt 1 | min)" 0) / $(calc "$codex_size / 1e3 / $(col codex.txt 1 | median)" 0)"
+codex_jq_mbs="$(calc "$codex_size / 1e3 / $(col jq-codex.txt 1 | min)" 0) / $(calc "$codex_size / 1e3 / $(col jq-codex.txt 1 | median)" 0)"
+codex_ratio="$(calc "$(col jq-codex.txt 1 | min) / $(col codex.txt 1 | min)" 1)× / $(calc "$(col jq-codex.txt 1 | median) / $(col codex.txt 1 | median)" 1)×"
+codex_rss=$(calc "$(col codex.txt 3 | min) / 1024" 0)
 jq_cpu_ratio=$(calc "$(col jq.txt 2 | median) / $(col stream.txt 2 | median)" 1)
 stream_rss=$(calc "$(col stream.txt 3 | min) / 1024" 0)
 
@@ -321,10 +368,12 @@ $warn}
 | measure | claude-iterate | baseline | target |
 |---|---|---|---|
 | start-up: \`stop\`, \`--help\` | $(minmed stop.txt 1 100) ms, $(minmed help.txt 1 100) ms | \`/bin/true\` $(minmed true.txt 1 100) ms; an empty Go program $(minmed empty.txt 1 100) ms | ≤ 5 ms |
+| \`ps\` with 50 runs registered | $(minmed ps.txt 1 20) ms | | < 50 ms |
 | overhead per iteration over a bash \`for\` loop running the same agent, wall | $(pairdiff tool.txt bash.txt 1 "$n") ms | Go os/exec floor $(pairdiff floor.txt bash.txt 1 "$n") ms | ≤ +0.3 ms |
 | the same, CPU time | $(pairdiff tool.txt bash.txt 2 "$n") ms | Go os/exec floor $(pairdiff floor.txt bash.txt 2 "$n") ms | |
 | verbose stream-json, realistic 50 MiB transcript (\`scripts/gen-transcript.py\`) | $(mbs stream.txt) MB/s, ${stream_rss} MiB peak RSS | \`jq -c\` $(mbs jq.txt) MB/s: $jq_ratio faster (CPU: ${jq_cpu_ratio}×) | ≥ 200 MB/s, ≥ 4× jq |
 | the same with GOMAXPROCS=$cores | $(mbs stream-all.txt) MB/s | | |
+| verbose codex exec --json, realistic 50 MiB transcript (\`scripts/gen-codex-transcript.py\`) | $codex_mbs MB/s, ${codex_rss} MiB peak RSS | \`jq -c\` $codex_jq_mbs MB/s: $codex_ratio faster | ≥ 4× jq |
 | $many runs at once, CPU per iteration | $(minmed many.txt 2 "$iters" 3) ms | GOMAXPROCS=$cores: $(minmed many-all.txt 2 "$iters" 3) ms; bash loops: $(minmed many-bash.txt 2 "$iters" 3) ms; one run: $(minmed tool.txt 2 "$n" 3) ms | |
 | one line just under the $cap_mib MiB cap: agent text, Edit strings, tool result; a text line left to encoding/json | $(rss near-text), $(rss near-edit), $(rss near-tool); $(rss near-json) MiB peak RSS | | ≤ $((2 * cap_mib)) MiB |
 | one 100 MiB line (over the cap, skipped as it streams) | $(rss over) MiB peak RSS | | ≤ 100 MiB |

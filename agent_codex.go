@@ -1,0 +1,172 @@
+package main
+
+// This file is codex's adapter (agentcli.go): the OpenAI Codex CLI
+// (@openai/codex), run as `codex exec --json`, the prompt on its standard
+// input ("-"). Its arguments are, in order: exec, --json,
+// --skip-git-repo-check (the loop runs where the user says, git or not),
+// agents.codex.args, the permission settings mapped onto codex's sandbox,
+// -m MODEL, the system prompt as the developer_instructions config
+// override (-c), then "-".
+//
+// Permissions: claude's default asks and, in -p mode, refuses; codex exec
+// never asks, and its configured sandbox (read-only out of the box) refuses
+// instead. So:
+//
+//	(no mode), default  nothing: codex's own sandbox_mode decides
+//	acceptEdits         --sandbox workspace-write
+//	plan                --sandbox read-only
+//	bypassPermissions,  --dangerously-bypass-approvals-and-sandbox
+//	--dangerously-skip-permissions
+//
+// Any other mode, claude.allowedTools (--allowed-tools) and --max-turns have
+// no codex meaning and are refused, a usage error. claude.args go to claude
+// only, agents.codex.args to codex only.
+//
+// The system prompt: developer_instructions adds to codex's own
+// instructions, as --append-system-prompt does to claude's
+// (model_instructions_file would replace them, tool guidance and all). It
+// is an argument: one over the kernel's argument limit is refused before
+// the first iteration.
+//
+// Codex reports tokens, not dollars: the cost is estimated from
+// agents.codex.pricing (codexstream.go), and the record says so.
+
+import (
+	"fmt"
+	"strings"
+)
+
+// codexAgent is codex's adapter.
+type codexAgent struct{}
+
+// codexSettings are the agents.codex keys.
+type codexSettings struct {
+	Command string
+	Args    []string
+	Pricing codexPricing
+}
+
+// codexPricing is USD per million tokens.
+type codexPricing struct {
+	Input, CachedInput, Output float64
+}
+
+// codexDefaultPricing is OpenAI's list price of gpt-5-codex, as of
+// codexPricingDate: an estimate's rates, which agents.codex.pricing
+// overrides for another model or a new price.
+var codexDefaultPricing = codexPricing{Input: 1.25, CachedInput: 0.125, Output: 10}
+
+// codexPricingDate is when codexDefaultPricing was read.
+const codexPricingDate = "gpt-5-codex list price, 2025-09"
+
+func (codexAgent) name() string { return agentCodex }
+
+func (codexAgent) executable(cfg *settings) string { return cfg.Codex.Command }
+
+func (codexAgent) installHint() string {
+	return "install the Codex CLI: npm install -g @openai/codex (or set agents.codex.command / $" + codexCommandEnv + " to its path)"
+}
+
+// codexSandbox maps the tool's permission settings onto codex's flags.
+func codexSandbox(mode string, skipPerms bool) ([]string, error) {
+	if skipPerms {
+		return []string{"--dangerously-bypass-approvals-and-sandbox"}, nil
+	}
+	switch mode {
+	case "", "default":
+		return nil, nil
+	case "acceptEdits":
+		return []string{"--sandbox", "workspace-write"}, nil
+	case "plan":
+		return []string{"--sandbox", "read-only"}, nil
+	case "bypassPermissions":
+		return []string{"--dangerously-bypass-approvals-and-sandbox"}, nil
+	}
+	return nil, fmt.Errorf("permission mode %q has no codex meaning (codex takes default, acceptEdits, plan or bypassPermissions)", mode)
+}
+
+func (codexAgent) iterationArgs(r *runPlan) ([]string, error) {
+	if len(r.cfg.AllowedTools) > 0 {
+		return nil, usagef("--allowed-tools / claude.allowedTools (%s) has no codex meaning: codex has no per-tool permissions; use --permission-mode acceptEdits (codex's workspace-write sandbox), or unset it for codex (claude-iterate config unset claude.allowedTools)", clip(strings.Join(r.cfg.AllowedTools, ","), 80))
+	}
+	if r.opts.maxTurns.set {
+		return nil, usagef("--max-turns has no codex meaning: codex exec runs one turn")
+	}
+	sandbox, err := codexSandbox(r.cfg.PermissionMode, r.opts.skipPerms)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	args := []string{"exec", "--json", "--skip-git-repo-check"}
+	args = append(args, r.cfg.Codex.Args...)
+	args = append(args, sandbox...)
+	if r.opts.model.set {
+		args = append(args, "-m", r.opts.model.s)
+	}
+	if r.systemPrompt != "" {
+		arg := "developer_instructions=" + tomlString(r.systemPrompt)
+		if len(arg) > maxArgBytes {
+			return nil, withHint(fmt.Errorf("the system prompt is %d bytes, over the %d bytes the kernel takes in one argument, which is where codex takes it (-c developer_instructions)", len(r.systemPrompt), maxArgBytes),
+				"shorten the system prompt (%s)", r.systemPromptSource)
+		}
+		args = append(args, "-c", arg)
+	}
+	return append(args, "-"), nil
+}
+
+// verifierArgs are codex's read-only arguments: its read-only sandbox,
+// whatever the run's permissions (the verifier must not write).
+func (codexAgent) verifierArgs(cfg *settings, model string) ([]string, error) {
+	args := []string{"exec", "--json", "--skip-git-repo-check"}
+	args = append(args, cfg.Codex.Args...)
+	args = append(args, "--sandbox", "read-only")
+	if model != "" {
+		args = append(args, "-m", model)
+	}
+	return append(args, "-"), nil
+}
+
+func (codexAgent) newDecoder(cfg *settings) streamDecoder {
+	return &codexDecoder{pricing: cfg.Codex.Pricing}
+}
+
+func (codexAgent) refusedHint() string {
+	return `codex's sandbox refused commands or writes: let it write in the project with --permission-mode acceptEdits ` +
+		`(codex's workspace-write sandbox; to keep it: claude-iterate config set claude.permissionMode acceptEdits), ` +
+		`or run with --dangerously-skip-permissions (no sandbox; only inside a container or VM)`
+}
+
+// sessionArgs are codex's interactive arguments (its terminal UI):
+// agents.codex.args, the system prompt as developer_instructions, the first
+// message.
+func (codexAgent) sessionArgs(cfg *settings, systemPrompt, first string) []string {
+	args := append([]string{}, cfg.Codex.Args...)
+	return append(args, "-c", "developer_instructions="+tomlString(systemPrompt), first)
+}
+
+func (codexAgent) verifierRefusedHint() string {
+	return "codex's verifier runs in its read-only sandbox (--sandbox read-only): its writes are refused by design, and a check that needs to write (a build's output, a test cache) cannot run there; run that check with --test-cmd instead"
+}
+
+// tomlString is s as a TOML basic string, the form of a -c value: quotes,
+// backslashes and control characters escaped.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,289 @@
+package main
+
+// This file is the seam between the tool and the agent CLIs it drives. The
+// loop, the record, the stop conditions, the display, the notifications and
+// verify never ask which CLI runs: they get an agentCLI, its child spec,
+// and the events its stream decoder makes, in the tool's own event shape
+// (streamEvent: the shape of claude's stream-json, which the tool read
+// first). claude is the default; its adapter is agent_claude.go, whose
+// stream is read by the fast path as it always was. codex is the second
+// (agent_codex.go, codexstream.go).
+//
+// A new adapter (Gemini CLI's `gemini -p --output-format stream-json`,
+// opencode, ...) is one file that provides an agentCLI and adds it to
+// agentCLIs:
+//
+//   - name: the word --agent, the config key "agent" and the record use;
+//   - executable: the command the settings name for it (a config key
+//     agents.NAME.command and an environment variable, documented in
+//     'help config'), and installHint: how to install it when it is
+//     missing (exit 2);
+//   - iterationArgs: the arguments of one loop iteration, the prompt going
+//     to its standard input; the system prompt where the CLI takes one;
+//     the tool's permission settings mapped onto the CLI's (a setting with
+//     no meaning for it is refused here, a usage error, never ignored);
+//     the model;
+//   - verifierArgs: the same, read-only (the verifier must not write),
+//     and verifierRefusedHint: the fix when the verifier's calls were
+//     refused ("": claude's, which names the allowed tools);
+//   - newDecoder: a decoder of its output, one line at a time, into
+//     streamEvents: text as assistant text blocks; tool calls as tool_use
+//     blocks (their name counts in the record's tools, their command or
+//     path shows on the activity line) and their ends as tool_result
+//     blocks; one result event at the end with is_error, the final text,
+//     the cost (or an estimate, costEstimated) and the usage; refused
+//     calls as the result's permission_denials; a usage limit as a result
+//     whose text isLimitText knows (limits.go); nil for the claude
+//     stream-json fast path;
+//   - refusedHint: how to let it use its tools, shown once when it
+//     refused some; and, optionally, stderrRefusals: the refusals that
+//     only its stderr tells (codex's rejected patches);
+//   - sessionArgs: its arguments for setup and edit, run on the terminal
+//     with a system prompt and a first message.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// agentCLI is one agent CLI's adapter (see the file comment).
+type agentCLI interface {
+	name() string
+	executable(cfg *settings) string
+	installHint() string
+	iterationArgs(r *runPlan) ([]string, error)
+	verifierArgs(cfg *settings, model string) ([]string, error)
+	newDecoder(cfg *settings) streamDecoder
+	refusedHint() string
+	sessionArgs(cfg *settings, systemPrompt, first string) []string
+	verifierRefusedHint() string
+}
+
+// streamDecoder turns an agent's output lines into the tool's events;
+// decode calls emit for each event of a line (none for a line that says
+// nothing the tool uses). An error is a line that is not the CLI's.
+type streamDecoder interface {
+	decode(line []byte, emit func(*streamEvent)) error
+}
+
+// Agent names.
+const (
+	agentClaude = "claude"
+	agentCodex  = "codex"
+)
+
+// agentCLIs are the adapters, by name.
+var agentCLIs = map[string]agentCLI{
+	agentClaude: claudeAgent{},
+	agentCodex:  codexAgent{},
+}
+
+// agentNames are the adapters' names, as messages list them.
+func agentNames() []string { return []string{agentClaude, agentCodex} }
+
+// lookupAgent returns the adapter named name, or a usage error with a
+// did-you-mean.
+func lookupAgent(name, what string) (agentCLI, error) {
+	if a, ok := agentCLIs[name]; ok {
+		return a, nil
+	}
+	return nil, usagef("%s", unknownAgentText(name, what))
+}
+
+// checkAgentName checks a config value naming an agent.
+func checkAgentName(name string) error {
+	if _, ok := agentCLIs[name]; ok {
+		return nil
+	}
+	return errors.New(unknownAgentText(name, ""))
+}
+
+// unknownAgentText says name is no agent, and which one it likely meant.
+func unknownAgentText(name, what string) string {
+	msg := fmt.Sprintf("unknown agent %q", name)
+	if what != "" {
+		msg = fmt.Sprintf("invalid value %q for %s: unknown agent", name, what)
+	}
+	best, bestDist := "", 3
+	for _, n := range agentNames() {
+		if d := editDistance(strings.ToLower(name), n); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return msg + " (want one of " + strings.Join(agentNames(), ", ") + ")"
+}
+
+// findAgentCLI finds agent a's executable, as the settings name it: its
+// path, or a usage error (exit 2) that says how to install it.
+func findAgentCLI(a agentCLI, cfg *settings) (string, error) {
+	cmd := a.executable(cfg)
+	if a.name() == agentClaude {
+		return findAgent(cmd) // its messages, as they always were
+	}
+	path, err := findAgent(cmd)
+	if err == nil {
+		return path, nil
+	}
+	var he *hintError
+	if errors.As(err, &he) && strings.HasPrefix(he.err.Error(), notFoundMessage) {
+		return "", &inputError{withHint(fmt.Errorf("%s CLI not found: looked for %q in $PATH", a.name(), cmd), "%s", a.installHint())}
+	}
+	return "", &inputError{withHint(fmt.Errorf("%s CLI %s cannot be run: %v", a.name(), cmd, unwrapHint(err)), "%s", a.installHint())}
+}
+
+// unwrapHint is err's message less its hint.
+func unwrapHint(err error) error {
+	var he *hintError
+	if errors.As(err, &he) {
+		return he.err
+	}
+	return err
+}
+
+// agentChain is the agents of a run: the first, then the fallbacks, in
+// order, each named once.
+func agentChain(cfg *settings) ([]agentCLI, error) {
+	first, err := lookupAgent(cfg.Agent, "agent")
+	if err != nil {
+		return nil, err
+	}
+	chain := []agentCLI{first}
+	for _, n := range cfg.FallbackAgents {
+		a, err := lookupAgent(n, "fallback agent")
+		if err != nil {
+			return nil, err
+		}
+		for _, have := range chain {
+			if have.name() == n {
+				return nil, usagef("fallback agent %q is already in the run's agents (%s)", n, chainNames(chain))
+			}
+		}
+		chain = append(chain, a)
+	}
+	return chain, nil
+}
+
+// chainNames lists agents' names, as messages show them.
+func chainNames(chain []agentCLI) string {
+	var names []string
+	for _, a := range chain {
+		names = append(names, a.name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// codexCommandEnv names codex's executable, as $CLAUDE_ITERATE_CLAUDE names
+// claude's (config key agents.codex.command).
+const codexCommandEnv = "CLAUDE_ITERATE_CODEX"
+
+// agentEnvLayer adds the agent variables to the environment layer.
+func agentEnvLayer(l *configLayer) {
+	if c := os.Getenv(codexCommandEnv); c != "" {
+		l.values["agents.codex.command"] = c
+	}
+}
+
+// runAgent is one of a run's agents, ready to start.
+type runAgent struct {
+	cli  agentCLI
+	spec childSpec
+}
+
+// agentChainText lists a run's agents, for the log.
+func agentChainText(agents []runAgent) string {
+	var names []string
+	for _, a := range agents {
+		names = append(names, a.cli.name())
+	}
+	return strings.Join(names, ", then ")
+}
+
+// checkAgentSettings refuses run flags that name settings of an agent the
+// run does not use: never accepted and then ignored.
+func checkAgentSettings(opts *runOptions, cfg *settings, chain []agentCLI) error {
+	uses := func(name string) bool {
+		for _, a := range chain {
+			if a.name() == name {
+				return true
+			}
+		}
+		return false
+	}
+	if opts.claude.set && !uses(agentClaude) {
+		return usagef("--claude names claude's executable, and the run's agents are %s: name codex's with agents.codex.command or $%s", chainNames(chain), codexCommandEnv)
+	}
+	return nil
+}
+
+// agentFlags are --agent (run, verify, setup, edit) and --fallback-agent
+// (run): each name checked as it is given.
+type agentFlags struct {
+	agent    stringFlag
+	fallback listFlag
+}
+
+// register adds the flags to fs; --fallback-agent only withFallback.
+func (a *agentFlags) register(fs *flag.FlagSet, withFallback bool) {
+	fs.Var(&a.agent, "agent", "")
+	if withFallback {
+		a.fallback.check = func(s string) error {
+			for _, n := range splitToolList(s) {
+				if err := checkAgentName(n); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		fs.Var(&a.fallback, "fallback-agent", "")
+	}
+}
+
+// check checks --agent's value.
+func (a *agentFlags) check() error {
+	if a.agent.set {
+		if _, err := lookupAgent(a.agent.s, "flag --agent"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fallbacks are the names --fallback-agent gives, in order.
+func (a *agentFlags) fallbacks() []string {
+	var names []string
+	for _, v := range a.fallback.vals {
+		names = append(names, splitToolList(v)...)
+	}
+	return names
+}
+
+// addTo stores the flags' values as config keys in values.
+func (a *agentFlags) addTo(values map[string]any) {
+	if a.agent.set {
+		values["agent"] = a.agent.s
+	}
+	if len(a.fallback.vals) > 0 {
+		values["fallbackAgents"] = a.fallbacks()
+	}
+}
+
+// agentChildSpec is the spec that starts agent a at path, its arguments
+// to be set: its name for messages, its stream's decoder.
+func agentChildSpec(a agentCLI, cfg *settings, path string) childSpec {
+	spec := childSpec{path: path, argv0: a.executable(cfg), name: a.name()}
+	if a.newDecoder(cfg) != nil {
+		spec.decoder = func() streamDecoder { return a.newDecoder(cfg) }
+	}
+	if r, ok := a.(interface {
+		stderrRefusals(tail string) []permissionDenial
+	}); ok {
+		spec.stderrRefusals = r.stderrRefusals
+	}
+	return spec
+}

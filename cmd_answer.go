@@ -1,0 +1,186 @@
+package main
+
+// This file implements the answer command: the user's answer to the
+// question the agent asked in .status.json (question.go). The rules are:
+// it works whether a run waits for the answer or no run is going on; it
+// never writes the metadata (a run may be writing it): it appends the
+// question and the answer to ANSWERS.md, and leaves the answer in the
+// answer file, which the run takes, replacing an answer no run has taken
+// yet; answering when no question is pending is an error; of two answers
+// at once, both land, the second replacing the first (the lock of
+// ANSWERS.md, writelock.go, held for the whole update); a run takes an
+// answer under the same lock, and the question is checked again under it:
+// an answer given once a run has taken one to the same question is
+// refused, never left to be given again.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// answerUsage is the manual of the answer command.
+const answerUsage = `Usage: claude-iterate answer [<workspace>] TEXT
+       claude-iterate answer [<workspace>] -        (the answer from stdin)
+
+Answers the question the agent asked by writing "question": "…" in the
+workspace's .status.json. A run waiting for the answer (--on-question wait,
+the default) goes on at once; if no run is going on, the next run gives
+the answer to the agent. Either way the next iteration's prompt carries the
+question and the answer, and both are appended, with the time, to the
+workspace's ANSWERS.md. An answer no run has taken yet may be replaced: the
+last one given goes to the agent; once a run has taken it, the question is
+no longer pending, and a later answer is refused. A question once answered
+is not waited on again unless the agent asks it again in a later iteration.
+'claude-iterate status <ws>' and 'watch' show the pending question. Without
+<workspace>, answers the ralph-mode run ('run --prompt') of the current
+directory.
+
+Examples:
+  claude-iterate answer demo 'Use PostgreSQL, not SQLite.'
+  claude-iterate answer demo - < answer.txt
+`
+
+func runAnswer(env *cliEnv, args []string) error {
+	fs := newFlagSet("answer")
+	pos, err := parseFlags(fs, args, 2)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing the answer (TEXT, or - to read it from standard input)")
+	}
+	text := pos[len(pos)-1]
+	w, err := workspaceFromArgs(env, pos[:len(pos)-1])
+	if err != nil {
+		return err
+	}
+	label := w.Name
+	if len(pos) == 2 {
+		label = pos[0]
+	}
+	q := w.pendingQuestion()
+	if q == nil {
+		return withHint(fmt.Errorf("no question is pending in workspace %s", label),
+			"the agent asks by writing \"question\" in %s; 'claude-iterate status %s' shows a pending one", statusFile, label)
+	}
+	if text == "-" {
+		data, err := readStream(env.stdin, maxAnswer)
+		if err != nil {
+			return fmt.Errorf("reading the answer from standard input: %w", err)
+		}
+		text = string(data)
+	}
+	if text, err = cleanAnswer(text); err != nil {
+		return err
+	}
+	replaces, err := saveAnswer(w, q, text, label, relPath(env.projectRoot, w.answersPath()))
+	if err != nil {
+		return err
+	}
+	verb := "saved"
+	if replaces {
+		verb = "replaced"
+	}
+	fmt.Fprintf(env.stdout, "Answer %s for workspace: %s (and appended to %s)\n", verb, label, relPath(env.projectRoot, w.answersPath()))
+	if w.runningPID() != 0 {
+		fmt.Fprintf(env.stdout, "The run goes on with it at its next iteration\n")
+	} else {
+		fmt.Fprintf(env.stdout, "No run is going on: the next run gives it to the agent\n")
+	}
+	return nil
+}
+
+// cleanAnswer is text as an answer: trimmed, not empty, not too long.
+func cleanAnswer(text string) (string, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", usagef("empty answer")
+	}
+	if len(text) > maxAnswer {
+		return "", usagef("answer too long (%d bytes; at most %d)", len(text), maxAnswer)
+	}
+	return text, nil
+}
+
+// saveAnswer gives text as the answer to q, the question seen pending in
+// w (label: the workspace as named), and reports whether it replaces an
+// answer no run has taken yet; answers is ANSWERS.md, as shown. It is the
+// answer command's, and 'watch --all”s and serve's.
+func saveAnswer(w *workspace, q *questionState, text, label, answers string) (replaces bool, err error) {
+	// Two answers at once: both land, the second replacing the first (the
+	// answer read again under the lock, for the whole read-modify-write of
+	// ANSWERS.md). The answer file goes first: ANSWERS.md is replaced last,
+	// as a command that comes after that locks the new file.
+	unlock, err := lockMaking(w.answersPath(), 0o600)
+	if err != nil {
+		return false, fmt.Errorf("cannot update %s: %w", answers, unwrapPathError(err))
+	}
+	defer unlock()
+	// A run takes an answer under this lock (questionDesk.take): the
+	// question seen pending above may have been answered and taken since.
+	now, err := w.questionsNow()
+	if err != nil {
+		return false, err
+	}
+	if now == nil || now.Pending == "" || now.Hash != q.Hash {
+		return false, questionGoneError(w, label, q.Hash, now, answers)
+	}
+	earlier, _ := readAnswer(w)
+	replaces = earlier != nil && earlier.Hash == q.Hash
+	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
+	data, _ := json.Marshal(&a)
+	if err := writeFileAtomicSync(w.answerPath(), append(data, '\n'), 0o600, true); err != nil {
+		return false, fmt.Errorf("saving the answer: %w", err)
+	}
+	if err := appendAnswers(w, a, replaces); err != nil {
+		return false, err
+	}
+	return replaces, nil
+}
+
+// questionGoneError refuses an answer to the question of hash h, pending
+// when the command started and no longer (now: the questions as they are
+// now): a run took an answer to it meanwhile, or the agent withdrew it or
+// asked another. answers is ANSWERS.md, as shown.
+func questionGoneError(w *workspace, label, h string, now *questionState, answers string) error {
+	status := wsCommand(w, "status")
+	switch {
+	case now != nil && now.Pending != "":
+		return withHint(fmt.Errorf("the question changed meanwhile: the agent now asks: %s; this answer is not saved", clip(oneLine(now.Pending), 300)),
+			"answer the new question with %s", answerCommand(w))
+	case now.answered(h):
+		return withHint(errors.New("the question was answered, and the run took the answer meanwhile: this answer is not saved"),
+			"the agent has the earlier answer (in %s); if it asks again, answer then ('%s' shows a pending question)", answers, status)
+	}
+	return withHint(fmt.Errorf("no question is pending in workspace %s any more (the agent withdrew it): this answer is not saved", label),
+		"'%s' shows a pending question", status)
+}
+
+// appendAnswers appends a question and its answer to ANSWERS.md (0600);
+// replaces: the answer replaces the one above, not taken.
+func appendAnswers(w *workspace, a pendingAnswer, replaces bool) error {
+	path := w.answersPath()
+	old, err := readRegularFile(path, taskFileCap)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	var b bytes.Buffer
+	b.Write(old)
+	if len(old) == 0 {
+		b.WriteString("# Answers to the agent's questions\n")
+	}
+	heading := "Answer"
+	if replaces {
+		heading = "Answer (replaces the one above)"
+	}
+	fmt.Fprintf(&b, "\n## %s\n\n### Question\n\n%s\n\n### %s\n\n%s\n", a.AnsweredAt.Format(time.RFC3339), a.Question, heading, a.Answer)
+	if err := writeFileAtomicSync(path, b.Bytes(), 0o600, true); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

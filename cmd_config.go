@@ -1,0 +1,243 @@
+package main
+
+// This file implements the config command: every configuration key with
+// its effective value and the layer it came from (config.go resolves them).
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// displayValue formats a value for the config command's table.
+func displayValue(key *configKey, v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(none)"
+	case string:
+		if key.kind == kindURL {
+			if x == "" {
+				return "(none)"
+			}
+			return redactURL(x)
+		}
+		return x
+	case []string:
+		b, _ := json.Marshal(x)
+		return string(b)
+	case *stopConfig:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// jsonValue returns v in the form the config command's --json shows.
+func jsonValue(key *configKey, v any) any {
+	switch x := v.(type) {
+	case string:
+		if key.kind == kindURL {
+			return redactURL(x)
+		}
+	case *stopConfig:
+		return x
+	}
+	return v
+}
+
+// configUsageFormat is the manual of the config command, less its list of
+// keys (%s).
+const configUsageFormat = `Usage: claude-iterate config [<workspace>] [--json]
+       claude-iterate config set KEY VALUE [--add|--remove] [--user|--project|--workspace WS]
+       claude-iterate config unset KEY [--user|--project|--workspace WS]
+       claude-iterate config get KEY [--workspace WS] [--json]
+
+Shows every configuration key with its effective value and the layer it
+comes from. Layers, highest first:
+
+  flag       command-line flags of 'run'
+  env        $CLAUDE_ITERATE_CLAUDE (claude.command), $CLAUDE_ITERATE_CODEX
+             (agents.codex.command)
+  workspace  "config" in <workspace>/.workspace.json (set by 'init' flags
+             and 'config set --workspace'; committable)
+  project    .claude-iterate.json in the project root: the nearest directory
+             upwards holding claude-iterate/, .claude-iterate.json or
+             .claude-iterate/ (else the current directory)
+  user       $XDG_CONFIG_HOME/claude-iterate/config.json (~/.config/... by default)
+  default    built in
+
+Config files are JSON objects; keys may be nested or dotted:
+
+  {"defaultDelay": 5, "claude": {"args": ["--model", "opus"]}}
+
+Any fault in a configuration file — invalid JSON, an unknown key, a value of
+the wrong type, a bad stop condition — is reported with the file, the
+position and the key, and exits with status 1, whatever command read it.
+
+Options:
+  --json   print {"key": {"value": …, "source": …}, …} instead of a table
+
+` + configSetUsage + `
+Getting a key:
+  claude-iterate config get KEY [--workspace WS] [--json]
+
+  get prints KEY's effective value alone (a workspace's with --workspace):
+  a string as it is, anything else as JSON; with --json,
+  {"value": …, "source": …}.
+
+  claude-iterate config get claude.allowedTools --workspace demo
+
+Keys:
+%s
+Examples:
+  claude-iterate config
+  claude-iterate config demo --json
+`
+
+// configUsage is the manual of the config command, with every key.
+func configUsage() string {
+	var b strings.Builder
+	for _, k := range configKeys {
+		fmt.Fprintf(&b, "  %s\n      %s\n", k.name, k.doc)
+	}
+	return fmt.Sprintf(configUsageFormat, b.String())
+}
+
+func runConfig(env *cliEnv, args []string) error {
+	if len(args) > 0 && (args[0] == "set" || args[0] == "unset") {
+		return runConfigSet(env, args[1:], args[0] == "unset")
+	}
+	if len(args) > 0 && args[0] == "get" {
+		return runConfigGet(env, args[1:])
+	}
+	fs := newFlagSet("config")
+	asJSON := fs.Bool("json", false, "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	var wsArg stringFlag
+	if len(pos) == 1 {
+		wsArg = stringFlag{s: pos[0], set: true}
+	}
+	s, ws, err := effectiveSettings(env, wsArg)
+	if err != nil {
+		return err
+	}
+	if !*asJSON {
+		fmt.Fprintf(env.stdout, "%s\n\n", describeProjectRoot(env))
+	}
+	return printSettings(env.stdout, s, ws, *asJSON)
+}
+
+// effectiveSettings resolves the configuration as a run would see it, less
+// its flags: of the workspace wsArg names, if set.
+func effectiveSettings(env *cliEnv, wsArg stringFlag) (*settings, *workspace, error) {
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return nil, nil, err
+	}
+	layers := []*configLayer{envLayer()}
+	var ws *workspace
+	if wsArg.set {
+		base := resolveSettings(envLayer(), project, user)
+		ws, err = lookUpWorkspace(env, base.WorkspacesDir, wsArg.s)
+		if err != nil {
+			return nil, nil, err
+		}
+		layers = append(layers, ws.meta.configLayer)
+	}
+	layers = append(layers, project, user)
+	return resolveSettings(layers...), ws, nil
+}
+
+// runConfigGet runs 'config get KEY': the key's effective value alone, for
+// scripts (a string as it is, anything else as JSON).
+func runConfigGet(env *cliEnv, args []string) error {
+	fs := newFlagSet("config get")
+	asJSON := fs.Bool("json", false, "")
+	var wsArg stringFlag
+	fs.Var(&wsArg, "workspace", "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing key: claude-iterate config get KEY")
+	}
+	key, err := configKeyOf(pos[0])
+	if err != nil {
+		return err
+	}
+	s, _, err := effectiveSettings(env, wsArg)
+	if err != nil {
+		return err
+	}
+	v := jsonValue(key, s.values[key.name])
+	var out []byte
+	if *asJSON {
+		out, err = json.Marshal(struct {
+			Value  any    `json:"value"`
+			Source string `json:"source"`
+		}{v, s.sources[key.name]})
+	} else if str, ok := v.(string); ok {
+		out = []byte(str)
+	} else {
+		out, err = json.Marshal(v)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(env.stdout, "%s\n", out)
+	return writeError(err)
+}
+
+func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
+	if asJSON {
+		type entry struct {
+			Value  any    `json:"value"`
+			Source string `json:"source"`
+		}
+		out := map[string]entry{}
+		for _, k := range configKeys {
+			out[k.name] = entry{jsonValue(&k, s.values[k.name]), s.sources[k.name]}
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	for _, k := range configKeys {
+		v := displayValue(&k, s.values[k.name])
+		if k.name == "defaultMaxIterations" && s.values[k.name] == 0 {
+			if ws != nil {
+				v = fmt.Sprintf("0 (%d in %s mode)", defaultMaxIterationsFor(ws.meta.Mode), ws.meta.Mode)
+			} else {
+				v = fmt.Sprintf("0 (%d in loop mode, %d in iterative mode)", defaultMaxIterationsFor(modeLoop), defaultMaxIterationsFor(modeIterative))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.name, v, s.sources[k.name])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, l := range s.layers {
+		if l.path == "" {
+			continue
+		}
+		state := "found"
+		if _, err := os.Stat(l.path); err != nil {
+			state = "not found"
+		}
+		fmt.Fprintf(w, "%s config: %s (%s)\n", l.name, l.path, state)
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package main
+
+// This file implements the init command: a new workspace for a task. The
+// rules are: every argument is checked before anything is created; an
+// existing workspace is never overwritten; what init made is removed if it
+// fails half way; and the task comes from a file, standard input ("-"), or a
+// template the user must fill in before the first run.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+const starterInstructions = `# Task
+
+Describe the task here: what to build or change, where, and how to tell that
+it is done. The agent reads this file at every iteration.
+`
+
+const starterTODO = `# TODO
+
+<!-- The agent keeps this checklist: one "- [ ] item" line per step, checked
+     as "- [x] item" when done. -->
+`
+
+// initUsage is the manual of the init command.
+const initUsage = `Usage: claude-iterate init <workspace> [--mode loop|iterative] [--instructions FILE|-] [flags]
+
+Creates a workspace: a directory holding INSTRUCTIONS.md (the task), a starter
+TODO.md, .workspace.json (its mode and config), .metadata.json, and a
+.gitignore that keeps the tool's runtime files (metadata, lock, history,
+logs, ...) out of git; the task files and .workspace.json stay committable.
+A clone of the repository needs no init: 'run' (or any command) takes the
+workspace up from them. <workspace> is a name (letters, digits, '.', '_',
+'-'; up to 64 characters), created under the workspaces directory
+(claude-iterate/workspaces by default), or a path: ".", or starting with "/"
+or "./". An existing workspace is never overwritten.
+
+Options:
+  --mode loop|iterative       loop: one item per iteration, progress n/total
+                              (default); iterative: as much as possible per
+                              iteration, stops on stagnation
+  --instructions FILE         the task, copied to INSTRUCTIONS.md; "-" reads
+                              standard input. Without it, INSTRUCTIONS.md is a
+                              template to edit before 'run'
+  -m, --max-iterations N      iterations per run, N at least 1 (default 50 loop, 20 iterative)
+  -d, --delay SECS            seconds between iterations (default 2)
+  --stagnation-threshold N    iterations in a row without progress that stop
+                              a run (default 2 iterative, 5 loop; 0 never);
+                              saved as defaultStagnationThreshold (iterative)
+                              or loopStagnationThreshold (loop)
+  --template NAME             start from template NAME (its task, mode and
+                              config; see 'help template'); the flags here
+                              override its config
+  --notify-url URL            POST notifications of this workspace's runs here
+  --permission-mode MODE      claude's --permission-mode for its runs, e.g.
+                              acceptEdits (claude.permissionMode)
+  --allowed-tools LIST        claude's --allowedTools for its runs, e.g.
+                              'Edit,Write,Bash(go test:*)' (claude.allowedTools)
+  --worktree                  its runs work in a git worktree of their own,
+                              on branch claude-iterate/<workspace>
+                              (git.worktree; see 'help run')
+  --agent NAME                the agent CLI of its runs: claude or codex (agent)
+  --fallback-agent NAME       agents that take over at a usage limit, in
+                              order (fallbackAgents)
+
+The options after --mode are saved as this workspace's configuration
+("config" in .workspace.json; a notify URL with credentials in
+.metadata.json, out of git), above the project and user config files.
+
+Examples:
+  claude-iterate init api-migration --instructions TASK.md
+  echo 'Fix every lint warning in ./src' | claude-iterate init lint --instructions -
+  claude-iterate init ./tasks/refactor --mode iterative -m 10
+  claude-iterate init api --instructions TASK.md --permission-mode acceptEdits
+`
+
+func runInit(env *cliEnv, args []string) error {
+	fs := newFlagSet("init")
+	mode := fs.String("mode", modeLoop, "")
+	var instructions stringFlag
+	fs.Var(&instructions, "instructions", "")
+	var maxIter, stagnation countFlag
+	var delay secondsFlag
+	var notifyURL stringFlag
+	fs.Var(&maxIter, "m", "")
+	fs.Var(&maxIter, "max-iterations", "")
+	fs.Var(&delay, "d", "")
+	fs.Var(&delay, "delay", "")
+	fs.Var(&stagnation, "stagnation-threshold", "")
+	fs.Var(&notifyURL, "notify-url", "")
+	var permissionMode, allowedTools, template stringFlag
+	fs.Var(&template, "template", "")
+	fs.Var(&permissionMode, "permission-mode", "")
+	fs.Var(&allowedTools, "allowed-tools", "")
+	worktree := fs.Bool("worktree", false, "")
+	var agents agentFlags
+	agents.register(fs, true)
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("missing workspace name")
+	}
+	if *mode != modeLoop && *mode != modeIterative {
+		return usagef("invalid value %q for flag --mode: want loop or iterative", *mode)
+	}
+	if maxIter.set && maxIter.n == 0 {
+		return errZeroIterations
+	}
+	if err := checkPermissionFlags(permissionMode, allowedTools); err != nil {
+		return err
+	}
+	if err := agents.check(); err != nil {
+		return err
+	}
+	if template.set && instructions.set {
+		return usagef("--template and --instructions contradict each other: the template holds the task")
+	}
+	if notifyURL.set {
+		if err := checkNotifyURL(notifyURL.s); err != nil {
+			return usagef("invalid value for flag --notify-url: %v", err)
+		}
+	}
+	dir, err := workspacesDir(env)
+	if err != nil {
+		return err
+	}
+	w, err := locateWorkspace(env.projectRoot, dir, pos[0])
+	if err != nil {
+		return err
+	}
+
+	// Read everything before creating anything.
+	text := starterInstructions
+	if instructions.set {
+		text, err = readInstructions(env.stdin, instructions.s)
+		if err != nil {
+			return err
+		}
+	}
+	cfg := map[string]any{}
+	if template.set {
+		t, err := findTemplate(env, template.s, false)
+		if err != nil {
+			return err
+		}
+		text = t.instructions
+		modeSet := false
+		fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
+		if !modeSet {
+			*mode = t.Mode
+		}
+		for k, v := range t.Config {
+			cfg[k] = v // the flags below override it
+		}
+	}
+	if maxIter.set {
+		cfg["defaultMaxIterations"] = maxIter.n
+	}
+	if delay.set {
+		cfg["defaultDelay"] = delay.d.Seconds()
+	}
+	if stagnation.set {
+		cfg[stagnationKey(*mode)] = stagnation.n
+	}
+	if notifyURL.set {
+		cfg["notifyUrl"] = notifyURL.s
+	}
+	addPermissionSettings(cfg, permissionMode, allowedTools)
+	if *worktree {
+		cfg["git.worktree"] = true // the worktree is made by the first run
+	}
+	agents.addTo(cfg)
+	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+	if len(cfg) > 0 {
+		w.meta.Config = cfg
+	}
+
+	created, err := createWorkspaceDir(w, pos[0])
+	if err != nil {
+		return err
+	}
+	if err := writeWorkspaceFiles(w, text); err != nil {
+		removeCreated(w, created)
+		return fmt.Errorf("creating workspace %s: %w", w.Dir, err)
+	}
+	if err := ignoreRuntimeFiles(w); err != nil {
+		fmt.Fprintf(env.stderr, "%s: warning: %v\n", progName, err)
+	}
+	shown := relPath(env.projectRoot, w.Dir)
+	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
+	if !instructions.set && !template.set {
+		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(pos[0]))
+	} else {
+		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", shellQuote(pos[0]))
+	}
+	return nil
+}
+
+// readInstructions reads the task from a file, or standard input for "-".
+func readInstructions(stdin io.Reader, path string) (string, error) {
+	var data []byte
+	var err error
+	name := path
+	if path == "-" {
+		name = "standard input"
+		data, err = readStream(stdin, taskFileCap)
+	} else {
+		var fi os.FileInfo
+		fi, err = os.Stat(path)
+		if err == nil && fi.IsDir() {
+			return "", fmt.Errorf("instructions file %s is a directory", path)
+		}
+		data, err = readRegularFile(path, taskFileCap)
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("instructions file %s does not exist", path)
+		}
+		return "", fmt.Errorf("reading instructions from %s: %w", name, unwrapPathError(err))
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return "", fmt.Errorf("instructions from %s are empty", name)
+	}
+	if !utf8.Valid(data) {
+		return "", fmt.Errorf("instructions from %s are not UTF-8 text", name)
+	}
+	s := string(data)
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s, nil
+}

@@ -1,0 +1,483 @@
+package main
+
+// This file implements the run command's command line: its manual, its
+// flags, and their checks; a bad value is a usage error naming the flag and
+// the value. The run itself is in loop.go and iteration.go, its setup in
+// runsetup.go.
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// runUsage is the manual of the run command.
+const runUsage = `Usage: claude-iterate run [<workspace>] [flags]
+       claude-iterate run --prompt PROMPT.md [flags]      (ralph mode)
+
+Runs the agent (claude -p) again and again on the workspace's task until
+.status.json says it is complete, a stop condition is met, or a stop is
+requested. Each iteration sends the prompt on the agent's standard input and
+reads its stream-json output.
+
+With --prompt and no workspace (ralph mode), the current directory is the
+workspace, state lives in .claude-iterate/, and PROMPT.md is sent verbatim
+each iteration, re-read every time so it can be edited while the loop runs.
+
+Options:
+  -m, --max-iterations N      stop after N iterations, N at least 1 (default 50 loop, 20 iterative)
+  -d, --delay SECS            seconds between iterations (default 2)
+  --no-delay                  no pause between iterations
+  --stagnation-threshold N    stop after N iterations in a row without
+                              progress: in iterative mode without worked:true
+                              (default 2), in loop mode without a higher
+                              progress.completed (loop mode: 5; ralph mode:
+                              never unless set); 0 never
+  -v, --verbose               show the agent's text and tool calls as they stream
+  -q, --quiet                 print errors only
+  --output LEVEL              quiet, progress (default) or verbose
+  --dry-run                   run the whole loop against a built-in mock agent,
+                              on a scratch copy: the workspace is left as it
+                              was; creates the named workspace if it does not
+                              exist and no workspace's name is a typo away
+  --prompt FILE               ralph mode: send FILE verbatim each iteration
+  --agent NAME                the agent CLI: claude (default) or codex (the
+                              Codex CLI, codex exec --json); also the agent
+                              config key
+  --fallback-agent NAME       when the agent hits its usage limit, retry the
+                              iteration at once with NAME instead of waiting
+                              (repeatable, or a list: codex,claude; also the
+                              fallbackAgents config key); the first agent
+                              runs again after its reset
+  --claude PATH               claude's executable (default claude; also
+                              claude.command, $CLAUDE_ITERATE_CLAUDE); codex's
+                              is agents.codex.command ($CLAUDE_ITERATE_CODEX)
+  --model M                   passed to the agent (codex: -m)
+  --max-turns N               passed to claude (codex has none: refused)
+  --permission-mode MODE      passed to claude, e.g. acceptEdits (also the
+                              claude.permissionMode config key); for codex:
+                              acceptEdits is --sandbox workspace-write, plan
+                              read-only, bypassPermissions no sandbox,
+                              default codex's own setting; others refused
+  --allowed-tools LIST        passed to claude as --allowedTools, e.g.
+                              'Edit,Write,Bash(go test:*)' (also the
+                              claude.allowedTools config key); refused with
+                              codex, which has no per-tool permissions
+  --dangerously-skip-permissions
+                              passed to the agent (never saved); as root the
+                              real claude refuses it unless IS_SANDBOX=1;
+                              codex: --dangerously-bypass-approvals-and-sandbox
+
+Git (see 'Git' below):
+  --worktree                  run the agent in a git worktree of its own
+                              (config git.worktree; init --worktree keeps it)
+  --branch NAME               the worktree's branch (default
+                              claude-iterate/<workspace>), when it is made
+  --base REF                  what a new worktree's branch starts from
+                              (default the current HEAD's branch)
+  --commit                    commit each iteration's changes without a
+                              worktree, on the current branch (config
+                              git.commit: true)
+  --no-commit                 no commits in the worktree (git.commit: false)
+
+Stop conditions (checked after each iteration; see Conditions below):
+  --until-output TEXT         complete when the iteration's final result
+                              contains TEXT (e.g. '<promise>COMPLETE</promise>')
+  --until-regex RE            complete when the final result matches RE
+  --until-file PATH           complete when PATH exists
+                              (each --until-* may be repeated: any one completes)
+  --test-cmd CMD              run CMD (with sh -c) after each iteration
+  --until-tests-pass          complete when every test of --test-cmd passes
+  --max-test-failures N       end the run (exit 1) after N failing test runs
+                              in a row
+  --test-timeout D            end a test run that takes longer (default 10m)
+  --max-duration D            stop after D (e.g. 2h30m, "1h 30m"); also bounds
+                              a usage-limit wait
+  --max-cost USD              stop once the run has cost USD (e.g. 2.50)
+  --max-failures N            end the run (exit 1) after N failed iterations in
+                              a row (default 3)
+  --min-iterations N          a completion claimed before iteration N is not
+                              accepted: the run goes on, and the next prompt
+                              asks the agent to check its work
+  --accept-complete           a .status.json that says complete when the run
+                              starts counts (by default only a completion
+                              the agent writes during the run does)
+  --verify                    when a success condition is met, run the
+                              verifier ('help verify') first: pass ends the
+                              run as "completed (verified)", fail or
+                              needs_review goes on with its findings in the
+                              next prompt; verification.maxAttempts failures
+                              (default 2) end it with exit 1
+  --conditions FILE           stop conditions as JSON (below); replaces the
+                              "stop" config key, and the flags above add to it
+
+Hang protection:
+  --iteration-timeout D       end an iteration that runs longer than D
+  --idle-timeout D            end an iteration whose agent prints nothing for D
+  --interrupt-grace D         after Ctrl+C, how long the agent may clean up
+                              before it is killed (default 10s)
+  --no-keyboard               do not read keys from the terminal
+
+Display and notifications:
+  --heartbeat D               when the output is not a terminal (a pipe, a file,
+                              CI), print a line every D while an iteration
+                              runs, saying what the agent is doing (default
+                              5m; 0 never)
+  --notify-url URL            POST a notification to URL (ntfy-style Title,
+                              Priority, Tags headers) at the run's events; also
+                              the notifyUrl and notifyEvents config keys
+                              (see 'help config'); credentials in the URL
+                              are sent as a header and never shown
+  --events FILE               write the run's events to FILE as JSON Lines, as
+                              they happen (- : standard output, and the
+                              progress lines go to standard error): the same
+                              events as notifications, each iteration with
+                              its record, then {"event":"exit","exitCode":N};
+                              a FIFO is waited for until a process reads it
+
+  On a terminal, a live panel under the progress lines shows the run's state,
+  iterations, elapsed time, ETA, tasks, cost, what the agent is doing now
+  (the running tool, API retries, countdowns) and any stop request; with -v,
+  a one-line version under the transcript. 'claude-iterate watch <ws>' shows
+  the same panel from another shell. The agent's text is shown with control
+  characters and escape sequences written out; the log keeps the raw bytes.
+
+Questions:
+  The agent may ask the user a question by writing "question": "…" in
+  .status.json. --on-question (config onQuestion) says what the run does:
+  wait (default): wait, without running the agent, until
+                  'claude-iterate answer <ws> TEXT' answers it; s, .stop,
+                  Ctrl+C and --max-duration end the wait as any other
+  stop            end the run (exit 0), its reason naming the question
+  continue        go on; the question is logged and notified
+  The answer goes to the next iteration's prompt and to the workspace's
+  ANSWERS.md. A question still pending when a run starts is waited on, or
+  stopped on, before the first iteration; a status the agent writes
+  without it withdraws it.
+
+Stopping:
+  s                           stop after the current iteration (again: cancel)
+  claude-iterate stop <ws>    the same from another shell
+  Ctrl+C                      interrupt the agent, wait for it, exit 130
+  Ctrl+C twice                kill the agent and all it started, exit 130
+  Ctrl+\ (SIGQUIT)            like Ctrl+C twice, at once, exit 131
+  kill -TERM                  SIGTERM to the agent, SIGKILL after 5s, exit 143
+  closing the terminal        the same, by SIGHUP: exit 129
+  Ctrl+Z, fg, bg              suspend and resume everything
+
+Conditions:
+  A conditions file (or the "stop" key of .claude-iterate.json or of a
+  workspace's config) holds up to three lists and the test command:
+
+    {"success":    [...],   the task is done: exit 0, status completed
+     "failure":    [...],   give up: exit 1, status failed
+     "conditions": [...],   stop: exit 0, status stopped
+     "test_cmd": "go test -json ./...", "test_timeout": "5m"}
+
+  Each condition is {"type": T, fields...}; T is one of
+    max_iterations {count}           max_duration {duration: "1h 30m"}
+    max_cost {usd}                   failure_streak {count}
+    test_failure_streak {count}      no_progress {iterations}
+    all_tests_pass                   specific_tests_pass {tests: [names]}
+    task_complete                    output_pattern {pattern, is_regex}
+    file_created {path}              file_contains {path, content}
+    on_error {pattern (optional)}    custom_script {script, args, timeout}
+    user_signal                      never
+    all {conditions: [...]}          any {conditions: [...]}
+    not {condition: {...}}
+  (file_contains looks in files of up to 1 MiB)
+
+  After each iteration the first met condition ends the run and names the
+  reason: failure conditions first, then success, then the others; within
+  a list by priority (on_error, user_signal, max_*, streaks and no_progress,
+  tests and task_complete, output_pattern, files, custom_script, all/any,
+  not, never). The loop's own stops are conditions too: -m is
+  max_iterations, --max-failures failure_streak, stagnation no_progress,
+  the s key and the .stop file user_signal, and .status.json's "complete"
+  is task_complete, a success condition that any success condition you
+  give replaces (add {"type":"task_complete"} to keep it). The decisions
+  take of .status.json only what the agent wrote during the iteration
+  judged (complete, worked, a rise of progress, a question): a claim left
+  by an earlier iteration or run counts for nothing (see --accept-complete),
+  and after a failed iteration no success condition is met.
+  output_pattern sees only the iteration's final result text, never the
+  prompt or tool output. Paths and scripts are relative to the current
+  directory; a custom_script is met when it exits 0 (default timeout 1m).
+  Test results are read from go test -json or -v output, TAP, or an
+  "N passed, N failed" line; otherwise the test command is one test that
+  passes on exit status 0. 'claude-iterate status' shows each condition's
+  progress.
+
+Git:
+  With --worktree the agent works in claude-iterate/worktrees/<workspace>, a
+  git worktree on branch claude-iterate/<workspace>, made from the current
+  HEAD and kept out of the main checkout's git status by the repository's
+  info/exclude. The main checkout's HEAD, index and files are never touched;
+  the workspace's own files stay where they are (claude gets their
+  directory with --add-dir), and the prompts' project root, the tests and
+  the conditions' paths are the worktree's. The next run
+  reuses the worktree and its branch. Each iteration that leaves changes
+  ends with one commit on the branch: subject "<workspace>: iteration N:
+  <the agent's summary>", body the duration, cost and tools, trailers
+  Claude-Iterate-Run and Claude-Iterate-Iteration; the agent's own commits
+  stay as they are, ignored files and the workspace's files stay out. A
+  commit that fails (a pre-commit hook) leaves the changes in place and
+  says why in the log and the record (commitError); the record's "commit"
+  is the sha or null. Changes a killed run left uncommitted are committed
+  by the next run, as recovered. A repository without user.name/user.email
+  commits as claude-iterate <claude-iterate@localhost> (git -c; the
+  configuration is not changed). Submodules are not checked out in the
+  worktree (a warning says how). 'claude-iterate merge' and 'pr' bring the
+  branch back; 'clean' removes the worktree without losing work.
+
+Tool calls refused by claude (no permission flag) are named after each
+iteration; an iteration whose calls were refused and that made no progress
+fails. Allow the tools with --permission-mode acceptEdits or --allowed-tools
+LIST (saved with 'init' or 'config set claude.permissionMode acceptEdits'),
+or --dangerously-skip-permissions inside a sandbox.
+
+With --agent codex, the Codex CLI runs each iteration (codex exec --json,
+the prompt on stdin, the system prompt as -c developer_instructions); its
+commands and file changes count as the record's tools "command" and
+"file_change", a command its sandbox refused is a refused call, and its
+cost is estimated from its tokens (agents.codex.pricing), marked so in the
+record and in status; --max-cost counts the estimate. A usage limit of
+either agent waits for the reset, or, with --fallback-agent, retries the
+iteration at once with the next agent; the record's agent and agentChange
+say which ran and why.
+
+Exit status: 0 completed or stopped; 1 error, failure condition, or max
+iterations reached right after a failed iteration; 2 usage error;
+129/130/131/143 after SIGHUP/SIGINT/SIGQUIT/SIGTERM.
+
+Examples:
+  claude-iterate run demo
+  claude-iterate run demo --dry-run
+  claude-iterate run demo -v -m 5 --max-duration 1h
+  claude-iterate run --prompt PROMPT.md --until-output '<promise>COMPLETE</promise>' -m 10
+  claude-iterate run demo --test-cmd 'go test -json ./...' --until-tests-pass
+  claude-iterate run demo --conditions stop.json
+`
+
+// runOptions are the run command's flags.
+type runOptions struct {
+	maxIterations, stagnation, maxTurns, maxFailures countFlag
+	delay                                            secondsFlag
+	noDelay, verbose, quiet, skipPerms, dryRun       bool
+	noKeyboard                                       bool
+	output, prompt, claude, model                    stringFlag
+	maxDuration, iterationTimeout, idleTimeout       durationFlag
+	interruptGrace, heartbeat                        durationFlag
+	notifyURL                                        stringFlag
+	permissionMode, allowedTools                     stringFlag
+	events                                           stringFlag
+	minIterations                                    countFlag
+	verify                                           bool
+	onQuestion                                       stringFlag
+	acceptComplete                                   bool
+	agents                                           agentFlags
+	// The worktree and the commits (gitrun.go).
+	worktree, commit, noCommit bool
+	branch, base               stringFlag
+
+	// Stop conditions.
+	maxCost                            usdFlag
+	untilOutput, untilRegex, untilFile listFlag // each may be repeated
+	testCmd, conditions                stringFlag
+	untilTestsPass                     bool
+	maxTestFailures                    countFlag
+	testTimeout                        durationFlag
+}
+
+func parseRunFlags(args []string) (*runOptions, []string, error) {
+	o := &runOptions{}
+	fs := newFlagSet("run")
+	fs.Var(&o.maxIterations, "m", "")
+	fs.Var(&o.maxIterations, "max-iterations", "")
+	fs.Var(&o.delay, "d", "")
+	fs.Var(&o.delay, "delay", "")
+	fs.BoolVar(&o.noDelay, "no-delay", false, "")
+	fs.Var(&o.stagnation, "stagnation-threshold", "")
+	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.BoolVar(&o.verbose, "verbose", false, "")
+	fs.BoolVar(&o.quiet, "q", false, "")
+	fs.BoolVar(&o.quiet, "quiet", false, "")
+	fs.Var(&o.output, "output", "")
+	fs.BoolVar(&o.skipPerms, "dangerously-skip-permissions", false, "")
+	fs.Var(&o.permissionMode, "permission-mode", "")
+	fs.Var(&o.allowedTools, "allowed-tools", "")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "")
+	fs.Var(&o.prompt, "prompt", "")
+	fs.Var(&o.claude, "claude", "")
+	o.agents.register(fs, true)
+	fs.Var(&o.model, "model", "")
+	fs.Var(&o.maxTurns, "max-turns", "")
+	fs.Var(&o.maxDuration, "max-duration", "")
+	fs.Var(&o.iterationTimeout, "iteration-timeout", "")
+	fs.Var(&o.idleTimeout, "idle-timeout", "")
+	fs.Var(&o.maxFailures, "max-failures", "")
+	fs.Var(&o.interruptGrace, "interrupt-grace", "")
+	fs.BoolVar(&o.noKeyboard, "no-keyboard", false, "")
+	fs.Var(&o.heartbeat, "heartbeat", "")
+	fs.Var(&o.notifyURL, "notify-url", "")
+	fs.Var(&o.events, "events", "")
+	fs.Var(&o.minIterations, "min-iterations", "")
+	fs.BoolVar(&o.verify, "verify", false, "")
+	fs.Var(&o.onQuestion, "on-question", "")
+	fs.BoolVar(&o.acceptComplete, "accept-complete", false, "")
+	fs.Var(&o.maxCost, "max-cost", "")
+	o.untilRegex.check = func(s string) error {
+		if _, err := regexp.Compile(s); err != nil {
+			return errors.New(regexpErrorText(err))
+		}
+		return nil
+	}
+	fs.Var(&o.untilOutput, "until-output", "")
+	fs.Var(&o.untilRegex, "until-regex", "")
+	fs.Var(&o.untilFile, "until-file", "")
+	fs.Var(&o.testCmd, "test-cmd", "")
+	fs.BoolVar(&o.untilTestsPass, "until-tests-pass", false, "")
+	fs.Var(&o.maxTestFailures, "max-test-failures", "")
+	fs.Var(&o.testTimeout, "test-timeout", "")
+	fs.Var(&o.conditions, "conditions", "")
+	fs.BoolVar(&o.worktree, "worktree", false, "")
+	fs.Var(&o.branch, "branch", "")
+	fs.Var(&o.base, "base", "")
+	fs.BoolVar(&o.commit, "commit", false, "")
+	fs.BoolVar(&o.noCommit, "no-commit", false, "")
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range []struct {
+		name string
+		v    stringFlag
+	}{{"--test-cmd", o.testCmd}, {"--conditions", o.conditions}, {"--events", o.events}} {
+		if f.v.set && strings.TrimSpace(f.v.s) == "" {
+			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    durationFlag
+	}{{"--max-duration", o.maxDuration}, {"--test-timeout", o.testTimeout}} {
+		if f.v.set && f.v.d == 0 {
+			return nil, nil, usagef("invalid value %q for flag %s: must be above 0", "0", f.name)
+		}
+	}
+	if o.heartbeat.set && o.heartbeat.d > 0 && o.heartbeat.d < time.Second {
+		return nil, nil, usagef("invalid value %q for flag --heartbeat: must be 0 (never) or at least 1s", o.heartbeat.d)
+	}
+	if o.notifyURL.set {
+		if err := checkNotifyURL(o.notifyURL.s); err != nil {
+			return nil, nil, usagef("invalid value for flag --notify-url: %v", err)
+		}
+	}
+	if o.maxTestFailures.set && o.maxTestFailures.n == 0 {
+		return nil, nil, usagef("invalid value \"0\" for flag --max-test-failures: must be at least 1")
+	}
+	if o.onQuestion.set {
+		if err := checkOnQuestion(o.onQuestion.s); err != nil {
+			return nil, nil, usagef("invalid value %q for flag --on-question: %v", o.onQuestion.s, err)
+		}
+	}
+	if o.verbose && o.quiet {
+		return nil, nil, usagef("-v/--verbose and -q/--quiet contradict each other")
+	}
+	if o.output.set {
+		if err := checkOutputLevel(o.output.s); err != nil {
+			return nil, nil, usagef("invalid value %q for flag --output: %v", o.output.s, err)
+		}
+		if o.verbose || o.quiet {
+			return nil, nil, usagef("--output and -v/-q contradict each other")
+		}
+	}
+	if o.commit && o.noCommit {
+		return nil, nil, usagef("--commit and --no-commit contradict each other")
+	}
+	for _, f := range []struct {
+		name string
+		v    stringFlag
+	}{{"--branch", o.branch}, {"--base", o.base}} {
+		if f.v.set && strings.TrimSpace(f.v.s) == "" {
+			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
+		}
+	}
+	if o.noDelay && o.delay.set {
+		return nil, nil, usagef("--no-delay and -d/--delay contradict each other")
+	}
+	if o.maxIterations.set && o.maxIterations.n == 0 {
+		return nil, nil, errZeroIterations
+	}
+	if o.maxFailures.set && o.maxFailures.n == 0 {
+		return nil, nil, usagef("invalid value \"0\" for flag --max-failures: must be at least 1")
+	}
+	if err := checkPermissionFlags(o.permissionMode, o.allowedTools); err != nil {
+		return nil, nil, err
+	}
+	if o.claude.set && o.claude.s == "" {
+		return nil, nil, usagef("invalid value \"\" for flag --claude: empty")
+	}
+	if err := o.agents.check(); err != nil {
+		return nil, nil, err
+	}
+	if len(pos) == 0 && !o.prompt.set {
+		return nil, nil, usagef("missing workspace (or --prompt FILE for ralph mode)")
+	}
+	return o, pos, nil
+}
+
+// errZeroIterations refuses -m 0, which the config's 0 (the mode's
+// default, 50 or 20) would otherwise turn into 50 iterations silently.
+var errZeroIterations = usagef("invalid value \"0\" for flag -m/--max-iterations: must be at least 1 (leave it out for the mode's default)")
+
+// flagSettings is the flag layer of the configuration.
+func (o *runOptions) flagSettings() *configLayer {
+	l := &configLayer{name: layerFlag, values: map[string]any{}}
+	if o.maxIterations.set {
+		l.values["defaultMaxIterations"] = o.maxIterations.n
+	}
+	if o.delay.set {
+		l.values["defaultDelay"] = o.delay.d.Seconds()
+	}
+	if o.noDelay {
+		l.values["defaultDelay"] = 0.0
+	}
+	if o.stagnation.set { // the run's mode reads one of them
+		l.values["defaultStagnationThreshold"] = o.stagnation.n
+		l.values["loopStagnationThreshold"] = o.stagnation.n
+	}
+	switch {
+	case o.output.set:
+		l.values["outputLevel"] = o.output.s
+	case o.verbose:
+		l.values["outputLevel"] = outputVerbose
+	case o.quiet:
+		l.values["outputLevel"] = outputQuiet
+	}
+	if o.claude.set {
+		l.values["claude.command"] = o.claude.s
+	}
+	addPermissionSettings(l.values, o.permissionMode, o.allowedTools)
+	o.agents.addTo(l.values)
+	if o.notifyURL.set {
+		l.values["notifyUrl"] = o.notifyURL.s
+	}
+	if o.minIterations.set {
+		l.values["minIterations"] = o.minIterations.n
+	}
+	if o.verify {
+		l.values["verification.autoVerify"] = true
+	}
+	if o.onQuestion.set {
+		l.values["onQuestion"] = o.onQuestion.s
+	}
+	if o.worktree {
+		l.values["git.worktree"] = true
+	}
+	if o.commit || o.noCommit {
+		l.values["git.commit"] = o.commit
+	}
+	return l
+}

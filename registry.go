@@ -1,0 +1,207 @@
+package main
+
+// This file implements the registry of live runs: every run on the machine
+// registers itself in the user's state directory, so that 'ps', 'watch
+// --all' and 'serve' find them all, whatever their project. The rules are:
+//
+//   - The directory is $XDG_STATE_HOME/claude-iterate/runs/, by default
+//     ~/.local/state/claude-iterate/runs/ (on macOS too: the same XDG
+//     fallback). One file per run, <id>.json, written once when the run
+//     starts, through the one writer, and removed on every way out of the
+//     run (its end, an error, a signal, a recovered panic): a run's
+//     iterations never touch it.
+//   - An entry holds the run's pid and process start time, its project,
+//     workspace, agent, and where its state file and events are. What the
+//     run is doing is read from the files the run already writes (the state
+//     file, live.go; the metadata, for a question), never asked of the run.
+//   - An entry whose process is gone, or whose pid is now another
+//     process's (its start time differs), is dead: left by kill -9 or a
+//     reboot. It is never trusted and never signalled, and the next reader
+//     removes it.
+//   - A run never fails because the registry cannot be written: it warns
+//     once, and runs unregistered.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// registryCap bounds a registry entry.
+const registryCap = 64 << 10
+
+// runEntry is a registry entry: one live run.
+type runEntry struct {
+	ID    string `json:"id"` // the run's id (runRecord.RunID), its file's name
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"` // processStart of the run: a reused pid is another process
+	// Project is the run's project root; Dir and StateDir its workspace's
+	// (they differ in ralph mode).
+	Project   string `json:"project"`
+	Workspace string `json:"workspace"`
+	Dir       string `json:"dir"`
+	StateDir  string `json:"stateDir"`
+	Ralph     bool   `json:"ralph,omitempty"`
+	Agent     string `json:"agent"`
+	// State is the run's state file (live.go); Events its --events file,
+	// when that is a regular file ("" otherwise).
+	State   string    `json:"state"`
+	Events  string    `json:"events,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// registryDir is the directory of the registry, "" when there is no home
+// to put it in.
+func registryDir() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "claude-iterate", "runs")
+}
+
+// registration is a run's entry in the registry, removed once.
+type registration struct {
+	once sync.Once
+	path string
+}
+
+// registerRun writes the run's entry; a failure is a warning, and the run
+// goes on unregistered. events is the run's --events value ("" without).
+func registerRun(r *runner, events string) *registration {
+	start, _ := processStart(os.Getpid())
+	e := runEntry{ID: r.lock.record.RunID, PID: os.Getpid(), Start: start, Project: r.env.projectRoot,
+		Workspace: r.ws.Name, Dir: r.ws.Dir, StateDir: r.ws.StateDir, Ralph: r.ws.Ralph,
+		Agent: r.agent.name(), State: r.ws.statePath(), Started: r.start.UTC()}
+	if events != "" && events != "-" {
+		if abs, err := filepath.Abs(events); err == nil {
+			if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() {
+				e.Events = abs
+			}
+		}
+	}
+	path, err := writeEntry(e)
+	if err != nil {
+		r.con.errorf("warning: cannot register the run: %v ('claude-iterate ps' does not show it)", err)
+		r.log.printf("WARNING: cannot register the run: %v", err)
+		return nil
+	}
+	return &registration{path: path}
+}
+
+// writeEntry writes e into the registry and returns its path.
+func writeEntry(e runEntry) (string, error) {
+	dir := registryDir()
+	if dir == "" {
+		return "", errors.New("no state directory: $HOME and $XDG_STATE_HOME are unset")
+	}
+	if err := makeDirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("making %s: %w", dir, unwrapPathError(err))
+	}
+	data, err := json.MarshalIndent(&e, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, e.ID+".json")
+	// Not fsynced: after a crash of the machine, the entry is dead anyway.
+	if err := writeFileAtomicSync(path, append(data, '\n'), 0o600, false); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, unwrapPathError(err))
+	}
+	return path, nil
+}
+
+// remove unregisters the run; later calls do nothing. A nil registration
+// (none written) does nothing.
+func (g *registration) remove() {
+	if g == nil {
+		return
+	}
+	g.once.Do(func() { os.Remove(g.path) })
+}
+
+// validRunID reports whether id can be a run's id: what acquireRunLock
+// makes ("<pid>-<nanoseconds>"), nothing that could leave the directory.
+func validRunID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// liveEntries reads the registry: the live runs' entries, sorted by
+// name. A dead entry (its process gone, or its pid another process's now)
+// is removed; a file that is not an entry is left alone. known caches the
+// entries read before, by file name (an entry is written once, never
+// changed); nil: none.
+func liveEntries(known map[string]runEntry) ([]runEntry, error) {
+	dir := registryDir()
+	if dir == "" {
+		return nil, nil
+	}
+	names, err := readDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the registry of runs %s: %w", dir, unwrapPathError(err))
+	}
+	var out []runEntry
+	seen := map[string]bool{}
+	for _, d := range names {
+		id, ok := strings.CutSuffix(d.Name(), ".json")
+		if !ok || !validRunID(id) || !d.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(dir, d.Name())
+		e, ok := known[d.Name()]
+		if !ok {
+			data, err := readRegularFile(path, registryCap)
+			if err != nil {
+				continue // removed meanwhile: the run ended
+			}
+			if json.Unmarshal(data, &e) != nil || e.ID != id {
+				continue // not an entry: not the registry's to remove
+			}
+		}
+		if !entryAlive(e) {
+			os.Remove(path)
+			continue
+		}
+		if known != nil {
+			known[d.Name()] = e
+			seen[d.Name()] = true
+		}
+		out = append(out, e)
+	}
+	for name := range known {
+		if !seen[name] {
+			delete(known, name)
+		}
+	}
+	return out, nil
+}
+
+// entryAlive reports whether e's run is alive: its pid is a live process
+// that started when the run did. An entry without a start time is taken
+// for dead: its pid cannot be told from a reused one.
+func entryAlive(e runEntry) bool {
+	if e.PID <= 0 || e.Start == 0 {
+		return false
+	}
+	start, ok := processStart(e.PID)
+	return ok && start == e.Start
+}

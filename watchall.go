@@ -1,0 +1,454 @@
+package main
+
+// This file implements 'claude-iterate watch --all': ps's table, live and
+// full screen, with keys to act on the selected run. The rules are: it
+// only reads the registry and the runs' own files, and acts only as the
+// stop and answer commands do (runView's requestStop, cancelStop, answer):
+// leaving it never touches a run; it reads what changed once a second
+// (runsReader) and follows an opened run's state file as watch does
+// (watchPoll), and redraws only a frame that differs from the one on the
+// screen; every line fits the terminal's width (40 to 200 columns and
+// more), colour only without NO_COLOR; without a terminal on both sides,
+// or with TERM=dumb, it prints ps's table once and exits. The terminal is
+// the keyboard's cbreak mode (Ctrl+C and Ctrl+Z keep their signals) on the
+// alternate screen, and both are put back on every way out.
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// watchAllPoll is how often watch --all reads the registry and redraws
+// its table, whose elapsed times count seconds.
+const watchAllPoll = time.Second
+
+// escWait is how long an Esc waits for the rest of an arrow key's bytes.
+const escWait = 50 * time.Millisecond
+
+// What watch --all shows.
+const (
+	viewTable  = iota // the runs
+	viewPanel         // one run's panel, as watch <ws> shows it
+	viewAnswer        // the table, and a one-line editor for an answer
+)
+
+// allWatcher is watch --all's screen.
+type allWatcher struct {
+	out    *os.File
+	kb     *keyboard
+	color  bool
+	reader *runsReader
+	runs   []runView
+	err    error // reading the registry
+	// selID is the selected run's id; view what is shown; edit the answer
+	// being typed, to the run answerID; msg the last action's outcome.
+	selID, answerID string
+	view            int
+	edit            []byte
+	msg             string
+	// panel is the opened run's state file (panelPath, of the run
+	// panelPID) as last read.
+	panel      *runState
+	panelStamp fileStamp
+	panelPath  string
+	panelPID   int
+	frame      string // what is on the screen
+}
+
+// runWatchAll is watch --all.
+func runWatchAll(env *cliEnv) (err error) {
+	out, _ := env.stdout.(*os.File)
+	in, _ := env.stdin.(*os.File)
+	var kb *keyboard
+	if out != nil && in != nil && isTerminal(out) && isTerminal(in) && os.Getenv("TERM") != "dumb" {
+		kb = openKeyboard(in)
+	}
+	if kb == nil {
+		runs, err := liveRuns("")
+		if err != nil {
+			return err
+		}
+		return writeError(writePS(env.stdout, runs, false))
+	}
+	// A panic here ends the watch in one line, after the terminal is put
+	// back (the deferred calls below run first).
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	defer kb.close()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGCONT, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	a := &allWatcher{out: out, kb: kb, reader: newRunsReader(),
+		color: colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM")) && os.Getenv("NO_COLOR") == ""}
+	a.enterScreen()
+	defer a.leaveScreen()
+	a.refresh()
+	a.draw()
+	tick := time.NewTicker(watchAllPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case k := <-kb.keys:
+			view := a.view
+			if a.key(k) {
+				return nil
+			}
+			if a.view != view {
+				tick.Reset(a.poll())
+			}
+		case sig := <-sigs:
+			switch sig {
+			case syscall.SIGWINCH:
+				a.frame = "" // the terminal re-wrapped what it had
+			case syscall.SIGTSTP:
+				kb.pause()
+				a.leaveScreen()
+				raiseHere(syscall.SIGSTOP)
+				fallthrough
+			case syscall.SIGCONT:
+				kb.resume()
+				a.enterScreen()
+			default:
+				return &exitCodeError{code: exitCodeFor(sig)}
+			}
+		case p := <-kb.panics():
+			return fmt.Errorf("internal error: %v", p)
+		case <-tick.C:
+			a.refresh()
+		}
+		a.draw()
+	}
+}
+
+// poll is how often the current view is read again.
+func (a *allWatcher) poll() time.Duration {
+	if a.view == viewPanel {
+		return watchPoll
+	}
+	return watchAllPoll
+}
+
+// enterScreen switches to the alternate screen, without a cursor.
+func (a *allWatcher) enterScreen() {
+	a.frame = ""
+	a.out.WriteString("\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J")
+}
+
+// leaveScreen puts the shell's screen and the cursor back.
+func (a *allWatcher) leaveScreen() {
+	a.out.WriteString("\x1b[?25h\x1b[?1049l")
+}
+
+// refresh reads the runs again, and the opened run's state file.
+func (a *allWatcher) refresh() {
+	a.runs, a.err = a.reader.runs("")
+	// The opened run's state file is read even once the run has left the
+	// registry: its last write says how the run ended.
+	if a.view == viewPanel {
+		if s := stampOf(a.panelPath); s != a.panelStamp {
+			if st, err := readRunState(a.panelPath); err == nil && st.PID == a.panelPID {
+				a.panel, a.panelStamp = st, s
+			}
+		}
+	}
+	if _, ok := a.selected(); !ok && len(a.runs) > 0 && a.view != viewPanel {
+		a.selID = a.runs[0].ID
+	}
+}
+
+// selected is the selected run, if it is still going on.
+func (a *allWatcher) selected() (runView, bool) {
+	for _, v := range a.runs {
+		if v.ID == a.selID {
+			return v, true
+		}
+	}
+	return runView{}, false
+}
+
+// move selects the run d rows down (up when negative).
+func (a *allWatcher) move(d int) {
+	i := 0
+	for j, v := range a.runs {
+		if v.ID == a.selID {
+			i = j
+		}
+	}
+	if len(a.runs) > 0 {
+		a.selID = a.runs[min(max(i+d, 0), len(a.runs)-1)].ID
+	}
+}
+
+// key takes one key; it reports whether watch --all ends (q).
+func (a *allWatcher) key(k byte) (quit bool) {
+	name := string(k)
+	if k == 0x1b {
+		name = a.escape()
+	}
+	if a.view == viewAnswer {
+		a.editKey(k, name)
+		return false
+	}
+	switch name {
+	case "q", "Q":
+		return true
+	case "up", "k":
+		if a.view == viewTable {
+			a.move(-1)
+		}
+	case "down", "j":
+		if a.view == viewTable {
+			a.move(1)
+		}
+	case "\n", "\r":
+		if v, ok := a.selected(); ok && a.view == viewTable {
+			a.view, a.panel, a.panelStamp, a.msg = viewPanel, nil, fileStamp{}, ""
+			a.panelPath, a.panelPID = v.entry.State, v.PID
+			a.refresh()
+		}
+	case "esc":
+		if a.view == viewPanel {
+			a.view, a.msg = viewTable, ""
+			a.refresh()
+		}
+	case "s", "S":
+		a.toggleStop()
+	case "a", "A":
+		a.startAnswer()
+	}
+	return false
+}
+
+// escape reads what follows an Esc: an arrow key's bytes ("up", "down";
+// "" for another sequence), or nothing ("esc").
+func (a *allWatcher) escape() string {
+	next := func() (byte, bool) {
+		select {
+		case b := <-a.kb.keys:
+			return b, true
+		case <-time.After(escWait):
+			return 0, false
+		}
+	}
+	b, ok := next()
+	if !ok {
+		return "esc"
+	}
+	if b != '[' && b != 'O' {
+		return ""
+	}
+	c, _ := next()
+	switch c {
+	case 'A':
+		return "up"
+	case 'B':
+		return "down"
+	}
+	return ""
+}
+
+// toggleStop asks the selected run to stop after its iteration, or
+// withdraws that request.
+func (a *allWatcher) toggleStop() {
+	v, ok := a.selected()
+	if !ok {
+		return
+	}
+	switch {
+	case stopFileExists(filepath.Join(v.entry.StateDir, stopFile)):
+		if _, err := v.cancelStop(); err != nil {
+			a.msg = "Cannot cancel the stop: " + err.Error()
+		} else {
+			a.msg = "Stop request cancelled for " + v.label()
+		}
+	case v.StopRequested:
+		a.msg = "The stop was asked with the s key in the run's terminal: cancel it there"
+	default:
+		if err := v.requestStop(); err != nil {
+			a.msg = "Cannot ask the run to stop: " + err.Error()
+		} else {
+			a.msg = "Stop requested for " + v.label() + ": it stops after its iteration (s again cancels)"
+		}
+	}
+	a.refresh()
+}
+
+// startAnswer opens the editor for an answer to the selected run's
+// question.
+func (a *allWatcher) startAnswer() {
+	v, ok := a.selected()
+	switch {
+	case !ok:
+	case v.Question == nil:
+		a.msg = "No question is pending in " + v.label()
+	default:
+		a.view, a.answerID, a.edit, a.msg = viewAnswer, v.ID, nil, ""
+	}
+}
+
+// editKey takes a key of the answer's editor (name: the key, or what an
+// Esc began).
+func (a *allWatcher) editKey(k byte, name string) {
+	switch {
+	case name == "esc":
+		a.view, a.msg = viewTable, "Answer cancelled"
+	case k == '\n' || k == '\r':
+		a.view = viewTable
+		v, ok := a.selected()
+		if !ok || v.ID != a.answerID {
+			a.msg = "The run ended: the answer is not saved"
+			return
+		}
+		if err := v.answer(string(a.edit)); err != nil {
+			a.msg = "Answer not saved: " + err.Error()
+		} else {
+			a.msg = "Answer saved for " + v.label() + ": the run goes on with it"
+		}
+		a.refresh()
+	case k == 0x7f || k == 0x08:
+		if len(a.edit) > 0 {
+			_, n := utf8.DecodeLastRune(a.edit)
+			a.edit = a.edit[:len(a.edit)-n]
+		}
+	case k == 0x15: // Ctrl+U
+		a.edit = a.edit[:0]
+	case k >= 0x20 && k != 0x7f && len(a.edit) < maxAnswer:
+		a.edit = append(a.edit, k)
+	}
+}
+
+// draw writes the frame if it changed.
+func (a *allWatcher) draw() {
+	cols, rows := terminalSize(a.out)
+	lines := a.render(time.Now(), cols, rows)
+	frame := "\x1b[H" + strings.Join(lines, "\x1b[K\r\n") + "\x1b[K\x1b[J"
+	if frame == a.frame {
+		return
+	}
+	a.frame = frame
+	a.out.WriteString(frame)
+}
+
+// render is the frame's lines at now on a cols by rows terminal.
+func (a *allWatcher) render(now time.Time, cols, rows int) []string {
+	w := max(cols-1, 10)
+	style := func(s, sgr string) string {
+		if a.color && sgr != "" && s != "" {
+			return "\x1b[" + sgr + "m" + s + "\x1b[0m"
+		}
+		return s
+	}
+	var foot []string
+	if a.msg != "" {
+		foot = append(foot, clipWidth(sanitizeString(a.msg), w))
+	}
+	var body []string
+	if a.view == viewPanel {
+		body, foot = a.renderPanel(now, w, rows, style, foot)
+	} else {
+		body = a.renderTable(w, rows-len(foot)-4, style)
+		if v, ok := a.selected(); ok && v.Question != nil {
+			foot = append([]string{clipWidth(style("Question from "+sanitizeString(v.label())+": ", styleYellow)+sanitizeString(questionLine(v)), w)}, foot...)
+		}
+		if a.view == viewAnswer {
+			foot = append(foot, clipWidth(style("Answer: ", styleBold)+lastColumns(sanitizeString(string(a.edit)), w-10)+"▏", w),
+				style(clipWidth("Enter sends · Esc cancels · Ctrl+U clears", w), styleDim))
+		} else {
+			foot = append(foot, style(clipWidth("↑/↓ select · Enter panel · s stop (again: cancel) · a answer · q quit", w), styleDim))
+		}
+	}
+	title := fmt.Sprintf("claude-iterate · %s going on", plural(len(a.runs), "run"))
+	if a.err != nil {
+		title = "claude-iterate: " + a.err.Error()
+	}
+	lines := append([]string{style(clipWidth(title, w), styleBold), ""}, body...)
+	lines = append(append(lines, ""), foot...)
+	if len(lines) > rows-1 {
+		lines = append(lines[:max(rows-1-len(foot), 1)], foot...)
+	}
+	return lines
+}
+
+// renderTable is the runs' table, the selected one marked, in at most
+// height rows (the selected one kept in view).
+func (a *allWatcher) renderTable(w, height int, style func(s, sgr string) string) []string {
+	if len(a.runs) == 0 {
+		return []string{"No run is going on."}
+	}
+	cells := make([][]string, len(a.runs))
+	for i, v := range a.runs {
+		cells[i] = psRow(v)
+	}
+	head, rowLines := fitTable(psHeader, cells, psPriorities, w-2)
+	first, height := 0, max(height-1, 1)
+	for i, v := range a.runs {
+		if v.ID == a.selID && i >= height {
+			first = i - height + 1
+		}
+	}
+	out := []string{style("  "+head, styleDim)}
+	for i := first; i < len(a.runs) && i < first+height; i++ {
+		v, line := a.runs[i], rowLines[i]
+		switch {
+		case v.ID == a.selID && a.color:
+			out = append(out, "\x1b[7m> "+line+"\x1b[0m")
+		case v.ID == a.selID:
+			out = append(out, "> "+line)
+		default:
+			out = append(out, "  "+style(line, stateStyle(v.State)))
+		}
+	}
+	return out
+}
+
+// stateStyle is the colour of a run's row in its state.
+func stateStyle(state string) string {
+	switch state {
+	case runStateWaiting, runStateStopping, runStateLimit:
+		return styleYellow
+	}
+	return styleNone
+}
+
+// renderPanel is the opened run's panel, as watch <ws> draws it, under
+// its last lines.
+func (a *allWatcher) renderPanel(now time.Time, w, rows int, style func(s, sgr string) string, foot []string) (body, footOut []string) {
+	help := style(clipWidth("Esc back · s stop (again: cancel) · a answer · q quit", w), styleDim)
+	_, live := a.selected()
+	st := a.panel
+	switch {
+	case st == nil && !live:
+		return []string{"The run is no longer going on."}, append(foot, help)
+	case st == nil:
+		return []string{"Waiting for the run to write its state…"}, append(foot, help)
+	case !live && !st.Ended:
+		return []string{fmt.Sprintf("The run of %s (pid %d) ended without saying how: killed, or it crashed.", sanitizeString(st.Workspace), st.PID)}, append(foot, help)
+	}
+	panel := renderPanel(st, now, panelOpts{width: w + 1, color: a.color, watch: true, cancel: "press s"})
+	room := max(rows-len(panel)-len(foot)-5, 0)
+	for _, l := range st.Lines[max(len(st.Lines)-room, 0):] {
+		body = append(body, clipWidth(sanitizeString(l.Text), w))
+	}
+	if st.Ended {
+		return append(body, "", clipWidth("The run ended: "+sanitizeString(st.Ending), w)), append(foot, help)
+	}
+	return append(body, panel...), append(foot, help)
+}
+
+// lastColumns is the end of s that fits in w columns.
+func lastColumns(s string, w int) string {
+	for displayWidth(s) > w && s != "" {
+		_, n := utf8.DecodeRuneInString(s)
+		s = s[n:]
+	}
+	return s
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStateOf: each phase of a run's state file is one of ps's states; a
+// stop request or an ending is stopping, whatever the phase.
+func TestStateOf(t *testing.T) {
+	for _, c := range []struct {
+		st   runState
+		stop bool
+		want string
+	}{
+		{runState{Phase: phaseStarting}, false, runStateRunning},
+		{runState{Phase: phaseRunning}, false, runStateRunning},
+		{runState{Phase: phaseBetween}, false, runStateRunning},
+		{runState{Phase: phaseQuestion}, false, runStateWaiting},
+		{runState{Phase: phaseLimit}, false, runStateLimit},
+		{runState{Phase: phaseVerify}, false, runStateVerifying},
+		{runState{Phase: phaseDelay}, false, runStateDelay},
+		{runState{Phase: phaseRunning}, true, runStateStopping},
+		{runState{Phase: phaseQuestion}, true, runStateStopping},
+		{runState{Phase: phaseRunning, Interrupted: "SIGINT"}, false, runStateStopping},
+		{runState{Phase: phaseEnded, Ended: true}, false, runStateStopping},
+	} {
+		if got := stateOf(&c.st, c.stop); got != c.want {
+			t.Errorf("stateOf(phase %s, stop %v, interrupted %q, ended %v) = %s; want %s", c.st.Phase, c.stop, c.st.Interrupted, c.st.Ended, got, c.want)
+		}
+	}
+}
+
+// TestWatchAllFits: every line of watch --all, in each view, fits the
+// terminal from 40 to 200 columns, with and without colour, and keeps the
+// workspace and state columns.
+func TestWatchAllFits(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", fakeRegistry(t, t.TempDir(), 20))
+	runs, err := liveRuns("")
+	if err != nil || len(runs) != 20 {
+		t.Fatalf("liveRuns: %d runs, %v", len(runs), err)
+	}
+	q := "Which database: PostgreSQL or SQLite? " + strings.Repeat("漢字 ", 40)
+	runs[3].Question, runs[3].State = &q, runStateWaiting
+	now := time.Now()
+	for _, color := range []bool{false, true} {
+		for cols := 40; cols <= 200; cols++ {
+			for _, view := range []int{viewTable, viewAnswer, viewPanel} {
+				a := &allWatcher{runs: runs, selID: runs[3].ID, view: view, color: color, edit: []byte(strings.Repeat("é", 300)),
+					msg: "Stop requested for " + strings.Repeat("w", 300)}
+				if view == viewPanel {
+					a.panel, _ = readRunState(runs[3].entry.State)
+				}
+				lines := a.render(now, cols, 30)
+				if len(lines) > 29 {
+					t.Errorf("%d columns, view %d: %d lines on 30 rows", cols, view, len(lines))
+				}
+				for _, l := range lines {
+					if w := displayWidth(stripSGR(l)); w > cols-1 {
+						t.Fatalf("%d columns, view %d, colour %v: a line of %d columns: %q", cols, view, color, w, l)
+					}
+				}
+				if view == viewTable && !strings.Contains(strings.Join(lines, "\n"), runs[3].Workspace+"     waiting for an answer") {
+					t.Fatalf("%d columns: no workspace and state:\n%s", cols, strings.Join(lines, "\n"))
+				}
+			}
+		}
+	}
+}
