@@ -236,12 +236,8 @@ func (s *settings) set(key string, v any) bool {
 		s.MinIterations = v.(int)
 	case "onQuestion":
 		s.OnQuestion = v.(string)
-	case "git.worktree":
-		s.GitWorktree = v.(bool)
-	case "git.commit":
-		s.GitCommit = v.(bool)
 	default:
-		return false
+		return s.setGit(key, v) // gitrun.go
 	}
 	return true
 }

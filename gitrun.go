@@ -181,3 +181,16 @@ func (s *runGitSetup) agentArgs(ws *workspace) []string {
 	}
 	return []string{"--add-dir", ws.Dir}
 }
+
+// setGit is settings.set for the git keys.
+func (s *settings) setGit(key string, v any) bool {
+	switch key {
+	case "git.worktree":
+		s.GitWorktree = v.(bool)
+	case "git.commit":
+		s.GitCommit = v.(bool)
+	default:
+		return false
+	}
+	return true
+}
