@@ -27,6 +27,7 @@ func (claudeAgent) iterationArgs(r *runPlan) ([]string, error) {
 	var args []string
 	args = append(args, r.cfg.ClaudeArgs...)
 	args = append(args, permissionArgs(r.cfg)...)
+	args = append(args, r.gitSetup.agentArgs(r.ws)...) // gitrun.go: the workspace, outside the worktree
 	args = append(args, "-p", "--output-format", "stream-json", "--verbose")
 	if r.systemPrompt != "" {
 		promptArgs, err := r.systemPromptArgs()

@@ -70,6 +70,8 @@ func commandTable() []*command {
 		{name: "list", summary: "list the named workspaces (not those at a path) and their progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
 		{name: "history", summary: "show what each iteration did: a table and a chart per run", usage: historyUsage, run: runHistory},
+		{name: "merge", summary: "bring a workspace's branch into the branch it was made from", usage: mergeUsage, run: runMerge},
+		{name: "pr", summary: "push a workspace's branch and open a pull request", usage: prUsage, run: runPR},
 		{name: "reset", summary: "forget a workspace's runs, keeping its task", usage: resetUsage, run: runReset},
 		{name: "clean", summary: "archive a workspace, then remove it", usage: cleanUsage, run: runClean},
 		{name: "archive", summary: "list archived workspaces, or restore one", usage: archiveUsage, run: runArchive},

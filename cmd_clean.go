@@ -16,7 +16,7 @@ import (
 )
 
 // cleanUsage is the manual of the clean command.
-const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive] [--allow-outward-links]
+const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive] [--allow-outward-links] [--delete-branch]
 
 Removes a workspace after archiving it to
 claude-iterate/archive/<name>-<UTC time>.tar.gz in the project root: a
@@ -30,6 +30,14 @@ A workspace holding a symbolic link that leads out of it (a Python venv has
 them) is not cleaned: 'archive restore' would refuse its archive. Remove the
 link first, or give --allow-outward-links.
 
+A workspace that runs in a git worktree (run --worktree) is not cleaned
+while its branch has commits that no other branch holds ('claude-iterate
+merge' first), or its worktree has uncommitted changes; -f/--force cleans
+it anyway, and the archive keeps unmerged.patch, a patch of that work (so
+--no-archive is refused then). The worktree is removed with 'git worktree
+remove' (one deleted by hand is pruned, with a warning); the branch is
+kept unless --delete-branch.
+
 Declining the question leaves the workspace and exits 0.
 
 Options:
@@ -37,6 +45,7 @@ Options:
   --no-archive             remove without archiving: the workspace is gone for good
   --allow-outward-links    archive and remove even with links leading out of
                            the workspace (only tar will unpack that archive)
+  --delete-branch          also delete the workspace's git branch
 
 Examples:
   claude-iterate clean api-migration
@@ -50,6 +59,7 @@ func runClean(env *cliEnv, args []string) error {
 	flags.BoolVar(force, "force", false, "")
 	noArchive := flags.Bool("no-archive", false, "")
 	allowOutward := flags.Bool("allow-outward-links", false, "")
+	deleteBranch := flags.Bool("delete-branch", false, "")
 	pos, err := parseFlags(flags, args, 1)
 	if err != nil {
 		return err
@@ -73,6 +83,10 @@ func runClean(env *cliEnv, args []string) error {
 	defer release()
 	archiveDir := filepath.Join(env.projectRoot, archiveDirName)
 	if err := checkRemovable(env, w, archiveDir); err != nil {
+		return err
+	}
+	gitWork, err := planGitClean(env, w, *force, *noArchive, *deleteBranch) // gitclean.go
+	if err != nil {
 		return err
 	}
 	shownDir := relPath(env.projectRoot, w.Dir)
@@ -113,6 +127,9 @@ func runClean(env *cliEnv, args []string) error {
 	}
 	var info *archiveInfo
 	if !*noArchive {
+		if err := gitWork.writePatch(w); err != nil {
+			return fmt.Errorf("keeping a patch of workspace %s's unmerged work: %w (nothing was removed)", w.Name, err)
+		}
 		info, err = writeArchive(w.Dir, w.Name, archiveDir, time.Now())
 		if err != nil {
 			return interruptedEnd(env, fmt.Errorf("archiving workspace %s: %w (nothing was removed)", w.Name, err))
@@ -121,6 +138,12 @@ func runClean(env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))
 		}
 		fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%d files, %s)\n", w.Name, relPath(env.projectRoot, info.path), info.files, byteSize(info.size))
+	}
+	if err := gitWork.remove(env); err != nil {
+		if info != nil {
+			return withHint(err, "the archive %s is complete; the workspace %s is kept: clean it again once that is fixed", relPath(env.projectRoot, info.path), shownDir)
+		}
+		return err
 	}
 	if err := os.RemoveAll(w.Dir); err != nil {
 		if info != nil {

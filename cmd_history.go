@@ -38,6 +38,8 @@ totals, under a chart of its iterations' durations and costs and of the
 progress over them. On a terminal (or with $COLUMNS) the table fits its
 width: the result, tools and refused calls are cut short with "…". With
 --last N, a run's header still gives its totals, and says N are shown.
+A workspace in a git worktree (run --worktree) ends with a line on its
+branch: commits ahead of and behind its base, uncommitted files, merged.
 Without <workspace>, shows the ralph-mode run of the current directory.
 
 Options:
@@ -45,7 +47,9 @@ Options:
               fields: run, iteration, startedAt, durationMs, end (done, failed,
               refused, hang, interrupted, limit), ok, reason, costUsd, turns,
               tokens, tools, refused, progress, complete, worked, tests,
-              filesChanged
+              filesChanged, and, in a run that commits (run --worktree or
+              --commit), commit (the sha the iteration ended with, or null)
+              and commitError (why its commit failed)
   --run ID    only the run ID (as shown, or a prefix of it), or the Nth run
               (1 is the first, -1 the last)
   --last N    only the last N iterations
@@ -116,6 +120,9 @@ func runHistory(env *cliEnv, args []string) error {
 	}
 	if shown == 0 && !*asJSON {
 		fmt.Fprintf(out, "No iterations recorded for %s yet.\n", w.Name)
+	}
+	if v := viewGit(w); v != nil && !*asJSON { // gitstate.go
+		fmt.Fprintf(out, "Git: %s\n", v.text(env.projectRoot))
 	}
 	return writeError(out.err)
 }

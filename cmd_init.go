@@ -64,6 +64,9 @@ Options:
                               acceptEdits (claude.permissionMode)
   --allowed-tools LIST        claude's --allowedTools for its runs, e.g.
                               'Edit,Write,Bash(go test:*)' (claude.allowedTools)
+  --worktree                  its runs work in a git worktree of their own,
+                              on branch claude-iterate/<workspace>
+                              (git.worktree; see 'help run')
   --agent NAME                the agent CLI of its runs: claude or codex (agent)
   --fallback-agent NAME       agents that take over at a usage limit, in
                               order (fallbackAgents)
@@ -97,6 +100,7 @@ func runInit(env *cliEnv, args []string) error {
 	fs.Var(&template, "template", "")
 	fs.Var(&permissionMode, "permission-mode", "")
 	fs.Var(&allowedTools, "allowed-tools", "")
+	worktree := fs.Bool("worktree", false, "")
 	var agents agentFlags
 	agents.register(fs, true)
 	pos, err := parseFlags(fs, args, 1)
@@ -172,6 +176,9 @@ func runInit(env *cliEnv, args []string) error {
 		cfg["notifyUrl"] = notifyURL.s
 	}
 	addPermissionSettings(cfg, permissionMode, allowedTools)
+	if *worktree {
+		cfg["git.worktree"] = true // the worktree is made by the first run
+	}
 	agents.addTo(cfg)
 	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
 	if len(cfg) > 0 {

@@ -22,7 +22,8 @@ iterations (history.jsonl, see 'claude-iterate help history') is removed.
 The agent's pending question and an answer no run has taken are forgotten:
 a question the agent asks again is asked. The mode and the workspace's
 configuration stay, as do INSTRUCTIONS.md, TODO.md, .status.json, the logs
-and every file of the agent. Prints what it reset. Without <workspace>,
+and every file of the agent, as do a git worktree's files, commits and
+branch (run --worktree). Prints what it reset. Without <workspace>,
 resets the ralph-mode run of the current directory. A workspace being run is
 not reset: stop the run first.
 

@@ -69,6 +69,18 @@ Options:
                               real claude refuses it unless IS_SANDBOX=1;
                               codex: --dangerously-bypass-approvals-and-sandbox
 
+Git (see 'Git' below):
+  --worktree                  run the agent in a git worktree of its own
+                              (config git.worktree; init --worktree keeps it)
+  --branch NAME               the worktree's branch (default
+                              claude-iterate/<workspace>), when it is made
+  --base REF                  what a new worktree's branch starts from
+                              (default the current HEAD's branch)
+  --commit                    commit each iteration's changes without a
+                              worktree, on the current branch (config
+                              git.commit: true)
+  --no-commit                 no commits in the worktree (git.commit: false)
+
 Stop conditions (checked after each iteration; see Conditions below):
   --until-output TEXT         complete when the iteration's final result
                               contains TEXT (e.g. '<promise>COMPLETE</promise>')
@@ -197,6 +209,28 @@ Conditions:
   passes on exit status 0. 'claude-iterate status' shows each condition's
   progress.
 
+Git:
+  With --worktree the agent works in claude-iterate/worktrees/<workspace>, a
+  git worktree on branch claude-iterate/<workspace>, made from the current
+  HEAD and kept out of the main checkout's git status by the repository's
+  info/exclude. The main checkout's HEAD, index and files are never touched;
+  the workspace's own files stay where they are (claude gets their
+  directory with --add-dir), and the prompts' project root, the tests and
+  the conditions' paths are the worktree's. The next run
+  reuses the worktree and its branch. Each iteration that leaves changes
+  ends with one commit on the branch: subject "<workspace>: iteration N:
+  <the agent's summary>", body the duration, cost and tools, trailers
+  Claude-Iterate-Run and Claude-Iterate-Iteration; the agent's own commits
+  stay as they are, ignored files and the workspace's files stay out. A
+  commit that fails (a pre-commit hook) leaves the changes in place and
+  says why in the log and the record (commitError); the record's "commit"
+  is the sha or null. Changes a killed run left uncommitted are committed
+  by the next run, as recovered. A repository without user.name/user.email
+  commits as claude-iterate <claude-iterate@localhost> (git -c; the
+  configuration is not changed). Submodules are not checked out in the
+  worktree (a warning says how). 'claude-iterate merge' and 'pr' bring the
+  branch back; 'clean' removes the worktree without losing work.
+
 Tool calls refused by claude (no permission flag) are named after each
 iteration; an iteration whose calls were refused and that made no progress
 fails. Allow the tools with --permission-mode acceptEdits or --allowed-tools
@@ -243,6 +277,9 @@ type runOptions struct {
 	onQuestion                                       stringFlag
 	acceptComplete                                   bool
 	agents                                           agentFlags
+	// The worktree and the commits (gitrun.go).
+	worktree, commit, noCommit bool
+	branch, base               stringFlag
 
 	// Stop conditions.
 	maxCost                            usdFlag
@@ -304,6 +341,11 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.maxTestFailures, "max-test-failures", "")
 	fs.Var(&o.testTimeout, "test-timeout", "")
 	fs.Var(&o.conditions, "conditions", "")
+	fs.BoolVar(&o.worktree, "worktree", false, "")
+	fs.Var(&o.branch, "branch", "")
+	fs.Var(&o.base, "base", "")
+	fs.BoolVar(&o.commit, "commit", false, "")
+	fs.BoolVar(&o.noCommit, "no-commit", false, "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return nil, nil, err
@@ -349,6 +391,17 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 		}
 		if o.verbose || o.quiet {
 			return nil, nil, usagef("--output and -v/-q contradict each other")
+		}
+	}
+	if o.commit && o.noCommit {
+		return nil, nil, usagef("--commit and --no-commit contradict each other")
+	}
+	for _, f := range []struct {
+		name string
+		v    stringFlag
+	}{{"--branch", o.branch}, {"--base", o.base}} {
+		if f.v.set && strings.TrimSpace(f.v.s) == "" {
+			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
 		}
 	}
 	if o.noDelay && o.delay.set {
@@ -419,6 +472,12 @@ func (o *runOptions) flagSettings() *configLayer {
 	}
 	if o.onQuestion.set {
 		l.values["onQuestion"] = o.onQuestion.s
+	}
+	if o.worktree {
+		l.values["git.worktree"] = true
+	}
+	if o.commit || o.noCommit {
+		l.values["git.commit"] = o.commit
 	}
 	return l
 }

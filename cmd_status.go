@@ -26,7 +26,9 @@ A workspace made at a path (init ./dir) is not listed: the tool keeps no
 record of them; 'claude-iterate status ./dir' shows one.
 A status of "ended abnormally" is a run that ended without cleaning up (killed with
 SIGKILL, or a crash); ", question waits" marks a workspace whose agent asked
-a question not answered yet ('claude-iterate answer').
+a question not answered yet ('claude-iterate answer'). When a workspace
+works in a git worktree (run --worktree), a BRANCH column shows its branch,
++commits ahead of and -behind its base, ~files uncommitted, and "merged".
 
 Options:
   --archived   also list the workspaces archived by 'claude-iterate clean'
@@ -42,8 +44,10 @@ const statusUsage = `Usage: claude-iterate status [<workspace>] [--json] [--arch
 Shows a workspace: mode, status, what a run in progress is doing now,
 iterations, progress (.status.json, or TODO.md's checklist), the agent's
 summary, whether a stop is requested, why the last run stopped and its exit
-code, and the stop conditions' progress. 'claude-iterate watch' follows a
-run in progress live.
+code, and the stop conditions' progress; with a git worktree (run
+--worktree), its branch, the commits ahead of and behind its base, the
+files changed in it and not committed, and whether it is merged.
+'claude-iterate watch' follows a run in progress live.
 Without <workspace>, shows the ralph-mode run of the current directory.
 
 Options:
@@ -116,8 +120,14 @@ func listWorkspaces(env *cliEnv) error {
 	}
 	if len(spaces) > 0 {
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tMODE\tSTATUS\tITERATIONS\tPROGRESS\tLAST RUN")
-		for _, w := range spaces {
+		views, branches := make([]*gitView, len(spaces)), ""
+		for i, w := range spaces {
+			if views[i] = viewGit(w); views[i] != nil {
+				branches = "\tBRANCH" // gitstate.go: only when a workspace has one
+			}
+		}
+		fmt.Fprintln(tw, "NAME\tMODE\tSTATUS\tITERATIONS\tPROGRESS\tLAST RUN"+branches)
+		for i, w := range spaces {
 			ts, _ := readTaskStatus(w)
 			last := "never"
 			if w.meta.LastRun != nil {
@@ -131,7 +141,14 @@ func listWorkspaces(env *cliEnv) error {
 			if a := w.meta.LastAgent; a != "" && a != agentClaude {
 				mode += ", " + a // the agent, when not the default
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", w.Name, mode, status, w.meta.Iterations, ts.progressText(), last)
+			branch := ""
+			if branches != "" {
+				branch = "\t-"
+				if views[i] != nil {
+					branch = "\t" + views[i].short()
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s%s\n", w.Name, mode, status, w.meta.Iterations, ts.progressText(), last, branch)
 		}
 		if err := tw.Flush(); err != nil {
 			return writeError(err)
@@ -173,6 +190,7 @@ type statusReport struct {
 	Now            string             `json:"now,omitempty"` // a run in progress: what it does now
 	Question       *questionView      `json:"question,omitempty"`
 	Verification   *verificationState `json:"verification,omitempty"`
+	Git            *gitView           `json:"git,omitempty"` // gitstate.go
 }
 
 func runStatus(env *cliEnv, args []string) error {
@@ -225,6 +243,8 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	if from != nil {
 		r.Path, r.Archive, r.Archived = from.path, from.path, &from.at
+	} else {
+		r.Git = viewGit(w)
 	}
 	if *asJSON {
 		b, err := json.MarshalIndent(r, "", "  ")
@@ -303,6 +323,9 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	if r.Log != "" {
 		fmt.Fprintf(out, "Log:         %s\n", relPath(env.projectRoot, r.Log))
+	}
+	if r.Git != nil {
+		fmt.Fprintf(out, "Git:         %s\n", r.Git.text(env.projectRoot))
 	}
 	if r.Warning != "" {
 		fmt.Fprintf(out, "Warning:     %s\n", r.Warning)

@@ -174,7 +174,9 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	defer log.Close()
 	sup.log = log
-	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: env.projectRoot, depth: depth,
+	root := worktreeRoot(env, w) // gitrun.go: the worktree's, when the workspace works in one
+	spec.dir = root
+	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: root, depth: depth,
 		spec: spec, agent: spec.name, refusedFix: agentCLIs[spec.name].verifierRefusedHint(),
 		timeout: o.iterationTimeout.d, idle: o.idle.d, history: hist}
 	con.progressf("Verifying %s (%s)", w.Name, depth)

@@ -92,6 +92,8 @@ var configKeys = []configKey{
 	{"verification.maxAttempts", kindCount, 2, "failed verifications that end the run (exit 1)"},
 	{"verification.agent", kindString, "", "the verifier's agent CLI (claude or codex); empty: the run's agent (also: verify --agent)"},
 	{"verification.depth", kindString, depthStandard, "how hard the verifier looks: quick, standard or deep"},
+	{"git.worktree", kindBool, false, "run the agent in a git worktree of its own, on branch claude-iterate/<workspace> (also: run/init --worktree)"},
+	{"git.commit", kindBool, true, "commit each iteration's changes: with a worktree unless false, without one only when set true (also: run --commit, --no-commit)"},
 	{"stop", kindConditions, nil, "stop conditions: {\"conditions\":[…], \"success\":[…], \"failure\":[…]} (see 'help run')"},
 }
 
@@ -144,6 +146,8 @@ type settings struct {
 	MinIterations  int
 	OnQuestion     string
 	Verification   verificationSettings
+
+	GitWorktree, GitCommit bool // the worktree and the commits (gitrun.go)
 
 	// LoopStagnation is Stagnation for loop mode.
 	LoopStagnation int
@@ -233,7 +237,7 @@ func (s *settings) set(key string, v any) bool {
 	case "onQuestion":
 		s.OnQuestion = v.(string)
 	default:
-		return false
+		return s.setGit(key, v) // gitrun.go
 	}
 	return true
 }

@@ -44,6 +44,14 @@ type gitTree struct {
 	root    string   // the project root
 	exclude []string // directories whose files are never listed (the workspace's)
 	failed  bool
+	// next is the scan that ended the last iteration, for the next one's
+	// start when nothing ran in between (gitcommit.go); reuse allows it.
+	next  *gitSnapshot
+	reuse bool
+	// env pins git to the work tree and its git directory (a worktree's:
+	// gitcommit.go), so that a .git an agent deleted can never send the
+	// scans and commits to the checkout around it.
+	env []string
 	// warn says, once, that git failed and filesChanged is off.
 	warn func(msg string)
 }
@@ -99,11 +107,16 @@ func findGitTree(root string, exclude ...string) *gitTree {
 
 // runGit runs git in dir, bounded by gitTimeout, and returns its stdout.
 func runGit(dir string, args ...string) ([]byte, error) {
+	return runGitEnv(dir, nil, args...)
+}
+
+// runGitEnv is runGit with more environment variables.
+func runGitEnv(dir string, env []string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = append(append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
@@ -119,7 +132,7 @@ func (g *gitTree) snapshot() *gitSnapshot {
 	if g == nil || g.failed {
 		return nil
 	}
-	out, err := runGit(g.top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
+	out, err := runGitEnv(g.top, g.env, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		g.failed = true
 		if g.warn != nil {
@@ -149,6 +162,20 @@ func (g *gitTree) snapshot() *gitSnapshot {
 		}
 	}
 	return s
+}
+
+// start is the scan an iteration starts from: the one that ended the
+// last iteration, when it may serve, else a new one.
+func (g *gitTree) start() *gitSnapshot {
+	if g == nil {
+		return nil
+	}
+	s := g.next
+	g.next = nil
+	if s != nil && g.reuse && !g.failed {
+		return s
+	}
+	return g.snapshot()
 }
 
 // nthField returns what follows the first n space-separated fields of line.
@@ -181,7 +208,7 @@ func (g *gitTree) changed(before, after *gitSnapshot) []string {
 		}
 	}
 	if before.head != after.head && before.head != "" && after.head != "" && !strings.HasPrefix(before.head, "(") {
-		out, err := runGit(g.top, "diff", "--name-only", "-z", "--no-renames", before.head, after.head)
+		out, err := runGitEnv(g.top, g.env, "diff", "--name-only", "-z", "--no-renames", before.head, after.head)
 		if err == nil {
 			for _, p := range bytes.Split(out, []byte{0}) {
 				if len(p) > 0 {

@@ -129,7 +129,16 @@ func excludeRuntimeFiles(dir string) error {
 // repository's, shared by every workspace in it and by its user: the update
 // holds it locked (writelock.go), so that two at once both land.
 func addExcludeBlock(exclude, prefix string) error {
-	begin := "# claude-iterate: the runtime files in " + prefix
+	var lines []string
+	for _, f := range runtimeFiles {
+		lines = append(lines, prefix+f)
+	}
+	return addExcludeLines(exclude, "# claude-iterate: the runtime files in "+prefix, lines)
+}
+
+// addExcludeLines adds to exclude, unless there already, the block of
+// lines that begin starts, under the file's update lock.
+func addExcludeLines(exclude, begin string, lines []string) error {
 	for {
 		unlock, missing, err := lockForUpdate(exclude)
 		if err != nil {
@@ -149,8 +158,8 @@ func addExcludeBlock(exclude, prefix string) error {
 			text += "\n"
 		}
 		text += begin + "\n"
-		for _, f := range runtimeFiles {
-			text += prefix + f + "\n"
+		for _, l := range lines {
+			text += l + "\n"
 		}
 		if missing {
 			err = createFileAtomic(exclude, []byte(text), 0o644)

@@ -30,7 +30,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	it.before = r.git.snapshot()
+	it.before = r.git.start()
 	it.status = r.checks.status.before()
 	it.started = time.Now()
 	r.con.progressf("▶ Iteration %d/%d started at %s", it.n, r.maxIterations, it.started.Format("15:04:05"))
@@ -117,7 +117,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	st := r.count.condState(rec)
 	r.stop.poll(true)
 	st.Elapsed, st.ProgressWord, st.StopRequest = r.elapsed(), progressWord(r.mode), r.stop.source
-	st.Dir, st.RunScript = r.env.projectRoot, r.side.runScript
+	st.Dir, st.RunScript = r.workRoot(), r.side.runScript
 	v := r.stops.evaluate(&st)
 	if v.met != nil && v.met.group == groupSuccess && !rec.OK { // evidence.go
 		r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
@@ -190,11 +190,13 @@ func (r *runner) record(it *iterationRun, end, reason string) *iterationRecord {
 
 // recordWith makes the iteration's record and derives everything from it.
 func (r *runner) recordWith(it *iterationRun, end, reason string, ev *evidence, refused []string, tests *testResults) *iterationRecord {
+	after := r.git.snapshot()
 	rec := newRecord(recordInput{
 		run: r.lock.record.RunID, iteration: it.n, started: it.started, outcome: it.outcome,
 		end: end, reason: reason, refused: refused, status: ev.status, evidence: ev, tests: tests,
-		files: r.git.changed(it.before, r.git.snapshot()), agent: r.agent.name(), agentChange: r.using.change,
+		files: r.git.changed(it.before, after), agent: r.agent.name(), agentChange: r.using.change,
 	})
+	r.gitSetup.afterIteration(r.git, rec, ev, it.before, after) // gitcommit.go
 	r.count.add(rec, r.mode)
 	m := r.ws.meta
 	m.workTotals.add(rec)

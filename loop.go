@@ -47,6 +47,7 @@ type runPlan struct {
 	scratch, promptFile, dryRunOf string
 	// git is the project's git work tree, nil outside one.
 	git         *gitTree
+	gitSetup    *runGitSetup // the worktree and the commits (gitcommit.go); nil without
 	testTimeout time.Duration
 	// minIterations: a completion claimed before it is not accepted;
 	// onQuestion: what the run does when the agent asks (question.go).
@@ -111,7 +112,7 @@ func (r *runner) startLive() {
 		events: r.events, run: r.lock.record.RunID, status: r.checks.status.start,
 	})
 	r.side = &sideRunner{sup: r.sup, con: r.con, log: r.log, live: r.live, lock: r.lock,
-		dir: r.env.projectRoot, testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
+		dir: r.workRoot(), testCmd: r.stops.cfg.TestCmd, testTimeout: r.testTimeout}
 	r.con.tellLines(r.live.addLine)
 	r.checks.disk = diskCheck{ws: r.ws, root: r.env.projectRoot, log: r.log, history: r.history}
 	r.checks.asks = &questionDesk{ws: r.ws, con: r.con, log: r.log, live: r.live, notes: &r.checks.notes, onQuestion: r.onQuestion, save: r.saveMetadata}

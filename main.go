@@ -20,6 +20,8 @@
 //	claude-iterate list     [--archived]
 //	claude-iterate status   [<workspace>] [--json] [--archived]
 //	claude-iterate history  [<workspace>] [--json] [--run ID] [--last N]
+//	claude-iterate merge    <workspace> [--squash]
+//	claude-iterate pr       <workspace> [--remote NAME] [--draft]
 //	claude-iterate reset    [<workspace>] [--all]
 //	claude-iterate clean    <workspace> [-f] [--no-archive]
 //	claude-iterate archive  list | save | show | restore | delete

@@ -14,6 +14,7 @@ package main
 //     event stream's iteration events; its field names are a public format.
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 )
@@ -64,6 +65,11 @@ type iterationRecord struct {
 	// FilesChanged are the project files the iteration added, changed or
 	// removed, relative to the project root; nil outside a git work tree.
 	FilesChanged []string `json:"filesChanged"`
+	// Commit is the commit the iteration ended with (gitcommit.go): its
+	// sha, or null; left out when the run does not commit. CommitError
+	// says why a commit failed.
+	Commit      json.RawMessage `json:"commit,omitempty"`
+	CommitError string          `json:"commitError,omitempty"`
 	// Verification is the verdict of a verifier's run (End "verification").
 	Verification *verdict `json:"verification,omitempty"`
 

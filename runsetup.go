@@ -138,6 +138,9 @@ func (r *runner) setup(pos []string) error {
 	if err := r.checkTask(); err != nil {
 		return err
 	}
+	if r.gitSetup, err = setupGit(env, r.cfg, opts, ws, r.con); err != nil { // gitrun.go: the agent's project root
+		return err
+	}
 	if err := r.resolveAgent(); err != nil {
 		return err
 	}
@@ -163,9 +166,7 @@ func (r *runner) setup(pos []string) error {
 	if !ws.Ralph {
 		exclude = append(exclude, ws.Dir)
 	}
-	if r.git = findGitTree(env.projectRoot, exclude...); r.git != nil {
-		r.git.warn = func(msg string) { r.con.errorf("warning: %s", msg); r.log.printf("WARNING: %s", msg) }
-	}
+	r.git = startGitWork(r.gitSetup, r.workRoot(), exclude, scanReuse(&r.stops, r.checks.verifier), r.con, r.log, prev.RunID, r.lock.record.RunID) // gitrun.go
 	now := time.Now().UTC().Truncate(time.Second)
 	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
 	ws.meta.Conditions = r.stops.initialReports()
@@ -386,7 +387,7 @@ func (r *runner) resolveAgent() error {
 		if err != nil {
 			return err
 		}
-		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, ""), relPath(r.env.projectRoot, source)
+		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.workRoot(), r.ws.Dir, ""), relPath(r.env.projectRoot, source)
 	}
 	r.agents = make([]runAgent, len(chain))
 	for i, a := range chain {
@@ -431,7 +432,7 @@ func (r *runner) agentSpec(a agentCLI) (childSpec, error) {
 		return childSpec{}, err
 	}
 	r.spec.args = append(pre, args...)
-	r.spec.dir = r.env.projectRoot
+	r.spec.dir = r.workRoot()
 	return r.spec, nil
 }
 
@@ -461,7 +462,7 @@ func (r *runner) newVerifier() (*verifier, error) {
 	if r.opts.skipPerms && a.name() == agentClaude {
 		spec.args = append(spec.args, "--dangerously-skip-permissions")
 	}
-	return &verifier{root: r.env.projectRoot, ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec, agent: a.name(), refusedFix: a.verifierRefusedHint(),
+	return &verifier{root: r.workRoot(), ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec, agent: a.name(), refusedFix: a.verifierRefusedHint(),
 		timeout: r.opts.iterationTimeout.d, idle: r.opts.idleTimeout.d}, nil
 }
 
@@ -517,7 +518,7 @@ func (r *runner) buildPrompt() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return expandPrompt(tmpl, r.env.projectRoot, r.ws.Dir, string(data)) + r.checks.notes.text(r.ws), nil
+	return expandPrompt(tmpl, r.workRoot(), r.ws.Dir, string(data)) + r.checks.notes.text(r.ws), nil
 }
 
 // carryFindings gives the run's first iteration the findings of a failed

@@ -136,6 +136,7 @@ type metadata struct {
 	Config            map[string]any     `json:"config,omitempty"`
 	Question          *questionState     `json:"question,omitempty"`     // question.go
 	Verification      *verificationState `json:"verification,omitempty"` // verify.go
+	Git               *gitState          `json:"git,omitempty"`          // gitworktree.go
 
 	configLayer *configLayer
 	// hasSettings is set once the mode and config are those of the

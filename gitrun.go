@@ -1,0 +1,196 @@
+package main
+
+// This file sets a run's git work up: the worktree (gitworktree.go) and
+// the commits (gitcommit.go). The rules are: git.worktree (run/init
+// --worktree) or a worktree made by an earlier run (unless git.worktree is
+// set false) puts the agent in the workspace's worktree; git.commit commits each iteration there unless it
+// is false, and on the project's checkout only when it is set true
+// (--commit); --branch and --base without a worktree are refused, never
+// ignored; a dry run, whose mock agent works on a scratch copy, makes no
+// worktree and no commit, and says so.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// setupGit readies the worktree and the commits, before the agent's
+// command line is built: its project root is the worktree's. It returns
+// nil when the run does neither.
+func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *console) (*runGitSetup, error) {
+	// A workspace that has a worktree keeps working in it, unless
+	// git.worktree is set false.
+	worktree := cfg.GitWorktree || (cfg.isDefault("git.worktree") && ws.meta.Git != nil && ws.meta.Git.Worktree != "")
+	commit := cfg.GitCommit && (worktree || !cfg.isDefault("git.commit"))
+	if !worktree && (opts.branch.set || opts.base.set) {
+		return nil, usagef("--branch and --base name the worktree's branch: add --worktree")
+	}
+	if !worktree && !commit {
+		return nil, nil
+	}
+	if opts.dryRun {
+		con.noticef("dry run: no git worktree and no commits (the mock agent works on a scratch copy)")
+		return nil, nil
+	}
+	if ws.Ralph && worktree {
+		return nil, errors.New("--worktree needs a workspace, and ralph mode runs in the current directory: make one with 'claude-iterate init <name>', or run without --worktree")
+	}
+	s := &runGitSetup{commit: commit, con: con, ws: ws}
+	if worktree {
+		warn := func(format string, args ...any) { con.errorf("warning: "+format, args...) }
+		g, st, err := ensureWorktree(env.projectRoot, ws, worktreeRequest{branch: opts.branch.s, base: opts.base.s, warn: warn})
+		if err != nil {
+			return nil, err
+		}
+		s.repo, s.state = g, st
+		s.workRoot = filepath.Join(st.Worktree, relInRepo(g, env.projectRoot))
+		con.progressf("Working in the worktree %s, on branch %s", relPath(env.projectRoot, st.Worktree), st.Branch)
+	} else {
+		if err := checkGitVersion(); err != nil {
+			return nil, err
+		}
+		g, err := openGitRepo(env.projectRoot, "--commit")
+		if err != nil {
+			return nil, err
+		}
+		s.repo = g
+	}
+	dir := firstNonEmpty(s.workRoot, env.projectRoot)
+	gitDir, stderr, err := gitOut(dir, nil, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return nil, fmt.Errorf("git rev-parse in %s failed: %s", dir, gitFailure(stderr, err))
+	}
+	s.gitDir = gitDir
+	if commit {
+		s.identity = gitIdentity(dir)
+	}
+	return s, nil
+}
+
+// relInRepo is path relative to the repository's top, "." when it is
+// not below it.
+func relInRepo(g *gitRepo, path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	rel, err := filepath.Rel(g.top, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "."
+	}
+	return rel
+}
+
+// gitExcludes adds to the workspace's own directories their places in the
+// worktree: a workspace whose files are tracked has a copy there, which is
+// not the agent's work either.
+func (s *runGitSetup) excludes(dirs []string) []string {
+	if s == nil || s.state == nil {
+		return dirs
+	}
+	out := dirs
+	for _, d := range dirs {
+		if rel := relInRepo(s.repo, d); rel != "." {
+			out = append(out, filepath.Join(s.state.Worktree, rel))
+		}
+	}
+	return out
+}
+
+// startGitWork finds the work tree the iterations are scanned in (nil
+// outside one), and commits what an earlier run left uncommitted in the
+// worktree. reuse: the scan that ends an iteration may start the next one
+// (nothing but the loop writes between them).
+func startGitWork(s *runGitSetup, root string, exclude []string, reuse bool, con *console, log *runLog, prev, this string) *gitTree {
+	g := findGitTree(root, s.excludes(exclude)...)
+	if g == nil {
+		return nil
+	}
+	g.warn = func(msg string) { con.errorf("warning: %s", msg); log.printf("WARNING: %s", msg) }
+	g.reuse = reuse
+	if s == nil {
+		return g
+	}
+	if s.state != nil {
+		g.env = []string{"GIT_DIR=" + s.gitDir, "GIT_WORK_TREE=" + g.top}
+	}
+	s.log = log
+	if s.state != nil {
+		log.printf("Worktree: %s (branch %s, from %s)", s.state.Worktree, s.state.Branch, firstNonEmpty(s.state.Base, shortSHA(s.state.BaseCommit)))
+	}
+	if s.commit {
+		who := ""
+		if s.identity != nil {
+			who = " (as claude-iterate: the repository names no user)"
+		}
+		log.printf("Commits: one per iteration that leaves changes%s", who)
+	}
+	s.recoverLeftovers(g, firstNonEmpty(prev, this))
+	return g
+}
+
+// scanReuse reports whether the scan that ends an iteration may start the
+// next: not when a custom_script condition or the verifier may write
+// between them.
+func scanReuse(stops *stopSet, verifier *verifier) bool {
+	reuse := verifier == nil
+	for _, gc := range stops.ordered {
+		gc.c.walk(func(c *condition) {
+			if c.Type == condCustomScript {
+				reuse = false
+			}
+		})
+	}
+	return reuse
+}
+
+// worktreeRoot is the project root the verify command's agent looks at:
+// the worktree's, for a workspace that works in one that is there, else
+// the project's.
+func worktreeRoot(env *cliEnv, w *workspace) string {
+	st := w.meta.Git
+	if st == nil || st.Worktree == "" {
+		return env.projectRoot
+	}
+	if fi, err := os.Stat(st.Worktree); err != nil || !fi.IsDir() {
+		return env.projectRoot
+	}
+	top, err := filepath.EvalSymlinks(st.Worktree)
+	if err != nil {
+		return env.projectRoot
+	}
+	out, err := runGit(env.projectRoot, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return env.projectRoot
+	}
+	repoTop := strings.TrimSpace(string(out))
+	if t, err := filepath.EvalSymlinks(repoTop); err == nil {
+		repoTop = t
+	}
+	return filepath.Join(top, relInRepo(&gitRepo{top: repoTop}, env.projectRoot))
+}
+
+// agentArgs are the agent's arguments a worktree needs: the workspace's
+// directory, outside the worktree the agent works in, is one it may edit
+// (its .status.json and TODO.md), as claude's --add-dir allows.
+func (s *runGitSetup) agentArgs(ws *workspace) []string {
+	if s == nil || s.state == nil {
+		return nil
+	}
+	return []string{"--add-dir", ws.Dir}
+}
+
+// setGit is settings.set for the git keys.
+func (s *settings) setGit(key string, v any) bool {
+	switch key {
+	case "git.worktree":
+		s.GitWorktree = v.(bool)
+	case "git.commit":
+		s.GitCommit = v.(bool)
+	default:
+		return false
+	}
+	return true
+}
