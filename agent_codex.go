@@ -33,6 +33,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -103,6 +104,11 @@ func (codexAgent) iterationArgs(r *runPlan) ([]string, error) {
 	args := []string{"exec", "--json", "--skip-git-repo-check"}
 	args = append(args, r.cfg.Codex.Args...)
 	args = append(args, sandbox...)
+	if slices.Contains(sandbox, "workspace-write") {
+		// gitrun.go: the workspace, outside the worktree, is writable too
+		// (codex's read-only sandbox writes nowhere; its bypass everywhere).
+		args = append(args, r.gitSetup.agentArgs(r.ws)...)
+	}
 	if r.opts.model.set {
 		args = append(args, "-m", r.opts.model.s)
 	}
