@@ -1,9 +1,10 @@
 package main
 
-// This file implements the run command's command line: its manual, its
-// flags, and their checks; a bad value is a usage error naming the flag and
-// the value. The run itself is in loop.go and iteration.go, its setup in
-// runsetup.go.
+// This file implements the run command: its manual, its flags and their
+// checks (a bad value is a usage error naming the flag and the value), and
+// its entry, runRun, which parses the flags, catches the signals before
+// anything else, sets the run up (runsetup.go), runs the loop (loop.go,
+// iteration.go) and ends through finish.
 
 import (
 	"errors"
@@ -480,4 +481,59 @@ func (o *runOptions) flagSettings() *configLayer {
 		l.values["git.commit"] = o.commit
 	}
 	return l
+}
+
+// runRun is the run command.
+func runRun(env *cliEnv, args []string) error {
+	opts, pos, err := parseRunFlags(args)
+	if err != nil {
+		return err
+	}
+	r := &runner{runPlan: &runPlan{env: env, opts: opts}, start: time.Now()}
+	defer r.removeTemporaries()
+	// Signals first: before the terminal changes and before any child starts.
+	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
+	if opts.events.set {
+		if r.events, err = openEvents(opts.events.s, env.stdout, env.stderr, r.sup.sigs); err != nil {
+			return err
+		}
+		defer r.events.close()
+		if opts.events.s == "-" {
+			quiet := *env
+			quiet.stdout = env.stderr // standard output carries the events alone
+			r.env = &quiet
+		}
+	}
+	becomeSubreaper()
+	startReaper()
+	err = r.setup(pos)
+	defer r.con.settle()   // every line said written, on every way out
+	defer r.lock.release() // idempotent: finish releases it first
+	if eerr := r.events.settle(r.ws); eerr != nil && err == nil {
+		err = eerr
+	}
+	if err != nil {
+		r.setupFailed(err)
+		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
+		r.events.drain(r.sup.sigs.c, false, env.stderr)
+		return err
+	}
+	// Registered once set up; unregistered with the lock's release, on
+	// every way out.
+	r.lock.reg = registerRun(r, opts.events.s)
+	r.termMode = saveTerminalMode(env.stdin, env.stdout, env.stderr)
+	r.sup.term = r.termMode
+	if !opts.noKeyboard {
+		r.sup.kb = openKeyboard(env.stdin)
+	}
+	defer r.sup.kb.close()
+	r.startLive()
+	end := r.protectedLoop()
+	r.nextPipes.close()
+	if end.signal == nil && r.sup.startBlocked() && r.sup.interrupt != nil {
+		// A signal came as the run was ending on its own: it still ends the
+		// run as a signal does, so that a calling shell loop stops too.
+		end = r.interruptEnding()
+	}
+	return r.finish(end)
 }

@@ -1,0 +1,107 @@
+package main
+
+// This file finds the workspace a command's arguments name: a name under
+// the workspaces directory, a path, or the ralph-mode workspace of the
+// current directory; read-only commands look leniently (a broken config
+// is a warning, not the end of a status).
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// workspaceFromArgs opens the workspace named by the optional positional
+// argument, for a command that changes it (openWorkspace): without one,
+// the ralph-mode workspace of the current directory.
+func workspaceFromArgs(env *cliEnv, pos []string) (*workspace, error) {
+	return workspaceFromArgsWith(env, pos, openWorkspace)
+}
+
+// lookUpFromArgs is workspaceFromArgs for a command that only looks at
+// the workspace (lookUpWorkspace): a fresh clone's is not written.
+func lookUpFromArgs(env *cliEnv, pos []string) (*workspace, error) {
+	return workspaceFromArgsWith(env, pos, lookUpWorkspace)
+}
+
+// workspaceFromArgsWith is workspaceFromArgs, opening a named workspace
+// with open.
+func workspaceFromArgsWith(env *cliEnv, pos []string, open func(*cliEnv, string, string) (*workspace, error)) (*workspace, error) {
+	if len(pos) == 0 {
+		return ralphFromArgs(env)
+	}
+	dir, err := workspacesDir(env)
+	if err != nil {
+		return nil, err
+	}
+	return open(env, dir, pos[0])
+}
+
+// lookAtWorkspace is workspaceFromArgs for the commands that only look at
+// a workspace (status, watch): a broken config file is left out, and
+// returned as warn.
+func lookAtWorkspace(env *cliEnv, pos []string) (w *workspace, warn, err error) {
+	if len(pos) == 0 {
+		w, err = ralphFromArgs(env)
+		return w, nil, err
+	}
+	dir, warn := workspacesDirLenient(env)
+	w, err = lookUpWorkspace(env, dir, pos[0])
+	return w, warn, err
+}
+
+// ralphFromArgs opens the ralph-mode workspace of the current directory.
+func ralphFromArgs(env *cliEnv) (*workspace, error) {
+	{
+		w := ralphWorkspace(env.projectRoot)
+		if err := w.load(); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, usagef("missing workspace (and no ralph-mode run in this directory: no %s)", filepath.Join(ralphStateDir, metadataFile))
+			}
+			return nil, err
+		}
+		return w, nil
+	}
+}
+
+// workspacesDirLenient is workspacesDir for the commands that only look at
+// a workspace or stop its run (status, list, watch, stop): a broken config
+// file must not lock the user out of a live run, so it is left out, and
+// returned as warn, for a warning.
+func workspacesDirLenient(env *cliEnv) (dir string, warn error) {
+	layers := []*configLayer{envLayer()}
+	for _, f := range []struct{ name, path string }{
+		{layerProject, filepath.Join(env.projectRoot, projectConfigName)},
+		{layerUser, userConfigPath()},
+	} {
+		l, err := loadFileLayer(f.name, f.path)
+		if err != nil {
+			warn = errors.Join(warn, err)
+			continue
+		}
+		layers = append(layers, l)
+	}
+	return resolveSettings(layers...).WorkspacesDir, warn
+}
+
+// warnConfig prints the warning about a broken config file that a lenient
+// command left out.
+func warnConfig(env *cliEnv, warn error) {
+	if warn != nil {
+		for _, l := range strings.Split(warn.Error(), "\n") {
+			fmt.Fprintf(env.stderr, "%s: warning: %s (ignored here)\n", progName, l)
+		}
+	}
+}
+
+// workspacesDir is the workspaces directory as the configuration files and
+// the environment set it (not a workspace's own config, which is inside it).
+func workspacesDir(env *cliEnv) (string, error) {
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return "", err
+	}
+	return resolveSettings(envLayer(), project, user).WorkspacesDir, nil
+}
