@@ -1,15 +1,9 @@
 package main
 
-// This file implements templates: a workspace's task kept to start others
-// from ('init --template NAME'). The rules are: a template is a directory
-// NAME/ holding INSTRUCTIONS.md and template.json (the mode, the
-// workspace's config, where it came from and when); project templates live
-// in claude-iterate/templates in the project root, --global ones in the
-// user's config directory (~/.config/claude-iterate/templates); a name is
-// looked up in the project first; names are workspace names; save never
-// overwrites a template without -f; delete asks on a terminal, or needs
-// -f; every file is read through the safe reader; a template whose config
-// holds a secret (a notify URL's password) is written 0600.
+// This file implements the template command: save, list, show and delete
+// (a template itself is template.go's). The rules are: save never
+// overwrites a template without -f; delete asks on a terminal, or needs -f;
+// show redacts a notify URL's secrets.
 
 import (
 	"encoding/json"
@@ -51,34 +45,6 @@ Examples:
   claude-iterate template save lint lint --global
   claude-iterate template delete migration -f
 `
-
-// Template files and directories.
-const (
-	templatesDirName = "claude-iterate/templates"
-	templateMetaFile = "template.json"
-)
-
-// savedTemplate is one template.
-type savedTemplate struct {
-	Name   string         `json:"-"`
-	Dir    string         `json:"-"`
-	Global bool           `json:"-"`
-	Mode   string         `json:"mode"`
-	Config map[string]any `json:"config,omitempty"`
-	From   string         `json:"from,omitempty"` // the workspace it was saved from
-	Saved  time.Time      `json:"saved"`
-
-	instructions string
-}
-
-// templateDirs returns the project's and the user's template directories.
-func templateDirs(env *cliEnv) (project, global string) {
-	project = filepath.Join(env.projectRoot, templatesDirName)
-	if p := userConfigPath(); p != "" {
-		global = filepath.Join(filepath.Dir(p), "templates")
-	}
-	return project, global
-}
 
 func runTemplate(env *cliEnv, args []string) error {
 	if len(args) == 0 {
@@ -153,78 +119,6 @@ func templateSave(env *cliEnv, args []string) error {
 	return nil
 }
 
-// write writes the template's files, replacing its directory's.
-func (t *savedTemplate) write() error {
-	perm := os.FileMode(0o644)
-	if t.Config != nil && holdsSecret(t.Config) {
-		perm = 0o600
-	}
-	if err := makeDirAll(t.Dir, 0o755); err != nil {
-		return err
-	}
-	meta, err := json.MarshalIndent(t, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(filepath.Join(t.Dir, instructionsFile), []byte(t.instructions), perm); err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(t.Dir, templateMetaFile), append(meta, '\n'), perm)
-}
-
-// findTemplate loads template name: from the project, else the user's
-// (only the user's with global).
-func findTemplate(env *cliEnv, name string, global bool) (*savedTemplate, error) {
-	if err := checkName(name); err != nil {
-		return nil, usagef("invalid template name %q", name)
-	}
-	project, user := templateDirs(env)
-	var dirs []string
-	if !global {
-		dirs = append(dirs, project)
-	}
-	if user != "" {
-		dirs = append(dirs, user)
-	}
-	for _, d := range dirs {
-		t, err := loadTemplate(filepath.Join(d, name), d == user)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		return t, err
-	}
-	return nil, withHint(fmt.Errorf("no template %q", name), "list them with: claude-iterate template list")
-}
-
-// loadTemplate reads the template in dir.
-func loadTemplate(dir string, global bool) (*savedTemplate, error) {
-	data, err := readRegularFile(filepath.Join(dir, templateMetaFile), maxHeadFileSize)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, templateMetaFile), unwrapPathError(err))
-	}
-	t := &savedTemplate{Name: filepath.Base(dir), Dir: dir, Global: global}
-	if err := decodeJSONFile(filepath.Join(dir, templateMetaFile), data, t); err != nil {
-		return nil, err
-	}
-	if t.Mode != modeLoop && t.Mode != modeIterative {
-		return nil, fmt.Errorf("%s: mode: want \"loop\" or \"iterative\", got %q", filepath.Join(dir, templateMetaFile), t.Mode)
-	}
-	if t.Config != nil {
-		if err := checkConfigObject(filepath.Join(dir, templateMetaFile), t.Config, map[string]any{}); err != nil {
-			return nil, err
-		}
-	}
-	text, err := readRegularFile(filepath.Join(dir, instructionsFile), maxHeadFileSize)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, instructionsFile), unwrapPathError(err))
-	}
-	t.instructions = string(text)
-	return t, nil
-}
-
 func templateList(env *cliEnv) error {
 	project, user := templateDirs(env)
 	var all []*savedTemplate
@@ -260,24 +154,6 @@ func templateList(env *cliEnv) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.scope(), t.Mode, sanitizeString(clipWidth(t.firstLine(), 60)))
 	}
 	return writeError(tw.Flush())
-}
-
-// scope says where the template lives.
-func (t *savedTemplate) scope() string {
-	if t.Global {
-		return "global"
-	}
-	return "project"
-}
-
-// firstLine is the task's first line of text, its heading marks dropped.
-func (t *savedTemplate) firstLine() string {
-	for _, l := range strings.Split(t.instructions, "\n") {
-		if l = strings.TrimSpace(strings.TrimLeft(l, "# ")); l != "" {
-			return l
-		}
-	}
-	return ""
 }
 
 func templateShowDelete(env *cliEnv, sub string, args []string) error {
@@ -329,16 +205,4 @@ func templateShowDelete(env *cliEnv, sub string, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "Deleted template %s (%s)\n", t.Name, shown)
 	return nil
-}
-
-// redactedConfig is cfg with a notify URL's credentials blotted out.
-func redactedConfig(cfg map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range cfg {
-		if s, ok := v.(string); ok && lookupConfigKey(k) != nil && lookupConfigKey(k).kind == kindURL {
-			v = redactURL(s)
-		}
-		out[k] = v
-	}
-	return out
 }
