@@ -29,7 +29,7 @@ import (
 // console is the run's output; safe for concurrent use. Everything for
 // stdout goes through one buffer, so that the agent's transcript costs no
 // system call per line; the transcript is flushed whenever the agent's
-// output pauses (see readStream), every other message at once.
+// output pauses (see readLines, child.go), every other message at once.
 type console struct {
 	mu sync.Mutex
 	// q is what was said (say, queuePanel) and not yet written.

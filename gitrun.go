@@ -83,7 +83,7 @@ func relInRepo(g *gitRepo, path string) string {
 	return rel
 }
 
-// gitExcludes adds to the workspace's own directories their places in the
+// excludes adds to the workspace's own directories their places in the
 // worktree: a workspace whose files are tracked has a copy there, which is
 // not the agent's work either.
 func (s *runGitSetup) excludes(dirs []string) []string {

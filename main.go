@@ -37,8 +37,9 @@
 // what it did, what it cost, which files it changed) and one log per run
 // under logs/. A workspace argument is a name, resolved under the
 // workspaces directory (by default claude-iterate/workspaces in the project
-// root: the nearest directory upwards holding claude-iterate/ or
-// .claude-iterate.json), or a path (it contains a slash, or is ".").
+// root: the nearest directory upwards holding claude-iterate/,
+// .claude-iterate/ or .claude-iterate.json), or a path (it contains a
+// slash, or is ".").
 //
 // Exit status: 0 when the task completed or the run stopped for a
 // non-failure reason (max iterations, a stop request); 1 on errors, failure

@@ -21,7 +21,7 @@ type promptNotes struct {
 	early      string
 	earlyAt    int
 	minimum    int
-	verifyNote string // a failed verification's findings (verifyloop.go)
+	verifyNote string // a failed verification's findings (verifier.go)
 }
 
 // empty reports whether there is nothing to add.

@@ -158,7 +158,7 @@ func scanList[T any](s *jsonScanner, dst *[]T, item func(*T) bool) bool {
 }
 
 // objectStart starts reading an object for a pointer field: null sets
-// *isNil, another type reports false.
+// isNull, another type reports false.
 func (s *jsonScanner) objectStart() (isNull, ok bool) {
 	switch s.peek() {
 	case 'n':
