@@ -157,8 +157,8 @@ func addWorkspace(tw *tar.Writer, dir, top string, info *archiveInfo) error {
 		if err != nil || rel == "." || done[rel] {
 			return err
 		}
-		if rel == lockFile || rel == runStateFile {
-			return nil // the run lock and state are the live workspace's, not the task's
+		if rel == lockFile || rel == runStateFile || rel == runEventsFile {
+			return nil // the run lock, state and events are the live workspace's, not the task's
 		}
 		fi, err := d.Info()
 		if err != nil {

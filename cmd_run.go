@@ -518,9 +518,13 @@ func runRun(env *cliEnv, args []string) error {
 		r.events.drain(r.sup.sigs.c, false, env.stderr)
 		return err
 	}
+	// The run's own events file, once it holds the lock (events.go).
+	own := ownEvents(r)
+	defer own.close()
+	r.events = r.events.with(own)
 	// Registered once set up; unregistered with the lock's release, on
 	// every way out.
-	r.lock.reg = registerRun(r, opts.events.s)
+	r.lock.reg = registerRun(r, own)
 	r.termMode = saveTerminalMode(env.stdin, env.stdout, env.stderr)
 	r.sup.term = r.termMode
 	if !opts.noKeyboard {

@@ -3,9 +3,9 @@ package main
 // This file keeps a dry run away from real workspaces. The rules are: a dry
 // run works on a scratch copy of the workspace's files in a temporary
 // directory (its logs and a live run's own state left out: its lock, its
-// run state, its stop request), so that the real workspace's files stay
-// byte for byte as they were — its progress, status, counters, costs and
-// logs; the copy is removed when the run ends. Only a demo workspace that
+// run state, its stop request, its events), so that the real workspace's
+// files stay byte for byte as they were — its progress, status, counters,
+// costs and logs; the copy is removed when the run ends. Only a demo workspace that
 // does not exist yet is created for real, as the first command a new user
 // types asks for one.
 
@@ -40,8 +40,8 @@ func (r *runPlan) useScratch(ws *workspace) (*workspace, error) {
 
 // runOwnFiles are the files of a workspace that belong to the run working on
 // it, not to the task. A dry run copying the lock would take the live run
-// for a killed one and end its agent.
-var runOwnFiles = map[string]bool{lockFile: true, runStateFile: true, stopFile: true}
+// for a killed one and end its agent; it writes its own events.
+var runOwnFiles = map[string]bool{lockFile: true, runStateFile: true, stopFile: true, runEventsFile: true}
 
 // copyTree copies the directories, regular files and symbolic links under
 // src to dst, leaving out src's logs directory and a run's own files. A

@@ -16,12 +16,20 @@ package main
 //   - Each event is one line written with one write: a reader following
 //     the file never sees half an event. A failed write disables the
 //     stream with one warning; the run goes on.
+//   - Every run also writes its events, the same lines, to runEventsFile
+//     in its workspace's state directory, opened once the run holds the
+//     workspace's lock and emptied then, so that 'serve' streams the
+//     events of a run started without --events (the registry points
+//     there). It is a runtime file, written as the tool's others are: a
+//     link, a FIFO or a directory in its place is refused with one
+//     warning, and the run goes on without it.
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -117,6 +125,10 @@ func errorExitCode(err error) int {
 	return exitError
 }
 
+// runEventsFile is the run's own event stream, in its workspace's state
+// directory.
+const runEventsFile = ".events.jsonl"
+
 // eventWriter writes a run's events as JSON Lines. A nil *eventWriter
 // writes nothing. The lines are written by a goroutine of their own, in
 // order: a reader that stops reading (a paused pager, a FIFO nobody
@@ -133,6 +145,9 @@ type eventWriter struct {
 	warn      func(msg string)
 	queue     [][]byte      // lines not yet written
 	idle      chan struct{} // closed when the writing goroutine has written them all; nil: none runs
+	// also gets the same lines, through a queue and a goroutine of its
+	// own: the run's events file beside --events (with).
+	also *eventWriter
 }
 
 // eventsFIFOPoll is how often a FIFO given to --events is tried again while
@@ -176,6 +191,57 @@ func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWri
 			return nil, sigs.exitError(sig)
 		case <-time.After(eventsFIFOPoll):
 		}
+	}
+}
+
+// openRunEvents opens the run's own events file, path, through the one
+// writer (openFile: a link, a FIFO or a directory there is refused, and
+// nothing is written through it), and empties it. The run calls it once
+// it holds its workspace's lock: a run refused by the lock leaves the
+// live run's file alone.
+func openRunEvents(path string) (*eventWriter, error) {
+	// Not O_TRUNC: the open, which may follow a link made meanwhile inside
+	// the workspace, empties nothing before openFile has refused it.
+	f, err := openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "truncate", Path: path, Err: unwrapPathError(err)}
+	}
+	return &eventWriter{w: f, closer: f, name: path}, nil
+}
+
+// ownEvents opens the run's own events file; a refusal is one warning,
+// and the run goes on without it ('serve' then makes its iteration events
+// from its history).
+func ownEvents(r *runner) *eventWriter {
+	path := filepath.Join(r.ws.StateDir, runEventsFile)
+	ew, err := openRunEvents(path)
+	if err != nil {
+		r.con.errorf("warning: writing %s: %v ('claude-iterate serve' shows only this run's iterations)", path, unwrapPathError(err))
+		r.log.printf("WARNING: writing %s: %v", path, unwrapPathError(err))
+		return nil
+	}
+	return ew
+}
+
+// with returns the writer of ew's events that gives them to also too: ew
+// itself, or also when ew is nil.
+func (ew *eventWriter) with(also *eventWriter) *eventWriter {
+	if ew == nil {
+		return also
+	}
+	ew.also = also
+	return ew
+}
+
+// onFailure sets what a failed write of ew, or of the writer it gives
+// its events to too, says: once each.
+func (ew *eventWriter) onFailure(warn func(msg string)) {
+	for ; ew != nil; ew = ew.also {
+		ew.warn = warn
 	}
 }
 
@@ -240,12 +306,20 @@ func (ew *eventWriter) write(ev runEvent) {
 	if err != nil {
 		return
 	}
+	line := append(data, '\n')
+	for w := ew; w != nil; w = w.also {
+		w.enqueue(line)
+	}
+}
+
+// enqueue queues line, and starts the writing goroutine when none runs.
+func (ew *eventWriter) enqueue(line []byte) {
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
 	if ew.failed {
 		return
 	}
-	ew.queue = append(ew.queue, append(data, '\n'))
+	ew.queue = append(ew.queue, line)
 	if ew.idle == nil {
 		ew.idle = make(chan struct{})
 		go ew.flush(ew.idle)
@@ -285,6 +359,7 @@ func (ew *eventWriter) drain(abort <-chan os.Signal, bounded bool, stderr io.Wri
 	if ew == nil {
 		return
 	}
+	ew.also.drain(abort, bounded, stderr) // a file of the workspace's: first, as it is quick
 	ew.mu.Lock()
 	idle := ew.idle
 	ew.mu.Unlock()

@@ -7,7 +7,7 @@ package main
 //     names only the runtime files (runtimeFiles: the lock, the run state,
 //     the metadata, the pending answer, the stop file, the history, the
 //     logs with their reserve file, the verification report, the
-//     temporary files) and itself: no tracked file of the user's is
+//     temporary files, the run's events) and itself: no tracked file of the user's is
 //     touched, and nothing of the tool's goes into a commit.
 //   - The task files stay committable: INSTRUCTIONS.md, TODO.md,
 //     .status.json (the agent's progress, which goes with its work),
@@ -40,7 +40,7 @@ const gitignoreCap = 1 << 20
 // runtimeFiles are the patterns of the tool's runtime files, relative to
 // a state directory.
 var runtimeFiles = []string{lockFile, runStateFile, metadataFile, answerFile, stopFile, historyFile,
-	logsDir + "/", verifyReportFile, lockFile + ".new", ".*" + tempSuffix}
+	logsDir + "/", verifyReportFile, lockFile + ".new", ".*" + tempSuffix, runEventsFile}
 
 // gitignoreText is the tool's .gitignore.
 func gitignoreText() string {

@@ -42,6 +42,7 @@ var hostileWrites = []hostileWrite{
 	{name: "metadata-config", path: hostileWS + "/.metadata.json", cmd: "claude-iterate config set --workspace demo defaultDelay 5"},
 	{name: "runstate", path: hostileWS + "/.run-state.json", cmd: "claude-iterate run demo -m 1"},
 	{name: "history", path: hostileWS + "/history.jsonl", cmd: "claude-iterate run demo -m 1"},
+	{name: "ownevents", path: hostileWS + "/.events.jsonl", cmd: "claude-iterate run demo -m 1"},
 	{name: "lock", path: hostileWS + "/.lock", cmd: "claude-iterate run demo -m 1"},
 	{name: "sysprompt", path: hostileWS + "/.system-prompt.md", cmd: "claude-iterate run demo -m 1",
 		setup: "mkdir " + hostileWS + "/prompts\nexec sh -c 'head -c 200000 /dev/zero | tr \"\\0\" s > " + hostileWS + "/prompts/system.md'"},

@@ -126,9 +126,7 @@ func newLive(lc liveConfig) *live {
 		l.pub.notify = newNotifier(u, lc.cfg.NotifyEvents, func(msg string) { r.printf("WARNING: %s", msg) })
 		l.pub.notify.onScreen(func(msg string) { lc.con.errorf("%s", msg) })
 	}
-	if lc.events != nil {
-		lc.events.warn = func(msg string) { lc.con.errorf("warning: %s", msg) }
-	}
+	lc.events.onFailure(func(msg string) { lc.con.errorf("warning: %s", msg) })
 	return l
 }
 

@@ -48,8 +48,10 @@ type runEntry struct {
 	StateDir  string `json:"stateDir"`
 	Ralph     bool   `json:"ralph,omitempty"`
 	Agent     string `json:"agent"`
-	// State is the run's state file (live.go); Events its --events file,
-	// when that is a regular file ("" otherwise).
+	// State is the run's state file (live.go); Events its events file,
+	// runEventsFile in its state directory, whatever --events says ("":
+	// the file was refused, or the entry is an older binary's, which
+	// pointed at a regular --events file only).
 	State   string    `json:"state"`
 	Events  string    `json:"events,omitempty"`
 	Started time.Time `json:"started"`
@@ -76,17 +78,16 @@ type registration struct {
 }
 
 // registerRun writes the run's entry; a failure is a warning, and the run
-// goes on unregistered. events is the run's --events value ("" without).
-func registerRun(r *runner, events string) *registration {
+// goes on unregistered. events is the run's own events file (nil: it was
+// refused).
+func registerRun(r *runner, events *eventWriter) *registration {
 	start, _ := processStart(os.Getpid())
 	e := runEntry{ID: r.lock.record.RunID, PID: os.Getpid(), Start: start, Project: r.env.projectRoot,
 		Workspace: r.ws.Name, Dir: r.ws.Dir, StateDir: r.ws.StateDir, Ralph: r.ws.Ralph,
 		Agent: r.agent.name(), State: r.ws.statePath(), Started: r.start.UTC()}
-	if events != "" && events != "-" {
-		if abs, err := filepath.Abs(events); err == nil {
-			if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() {
-				e.Events = abs
-			}
+	if events != nil {
+		if abs, err := filepath.Abs(events.name); err == nil {
+			e.Events = abs
 		}
 	}
 	path, err := writeEntry(e)

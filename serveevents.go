@@ -8,8 +8,11 @@ package main
 //     a reader: a hundred streams, or a client that stops reading, cannot
 //     slow it.
 //   - The run's events go one per data: line, as 'run --events' writes
-//     them: the lines of its events file, when it has one (the last
-//     streamBacklog bytes of it first); without one, its iteration events,
+//     them: the lines of its events file (the last streamBacklog bytes of
+//     it first), which every run writes in its state directory
+//     (runEventsFile), --events or not. An entry without one — the file
+//     was refused (a link or a FIFO in its place), or an older binary
+//     registered the run without --events — gets its iteration events,
 //     made from the records its history gets. A named "view" event carries
 //     the run as GET /api/runs/{id} shows it, without the history, when it
 //     changes; "end" says the run is over, and the stream ends.
@@ -103,8 +106,8 @@ type runStream struct {
 	e    runEntry
 	max  int
 	tail fileTail
-	// fromHistory: the run has no events file; its iteration events are
-	// made from its records.
+	// fromHistory: the run's entry names no events file; its iteration
+	// events are made from its records.
 	fromHistory bool
 	lastView    []byte
 	viewAt      time.Time
