@@ -54,7 +54,8 @@ const codexTestModel = "gpt-5.5"
 // retries (a scripted error is the answer, not the first of five), and
 // every feature that calls home off: the curated plugins' sync (git and
 // HTTPS to github.com and chatgpt.com), remote plugins, apps, the update
-// check, analytics, feedback, web search. TestRealCodexCapture runs codex
+// check, analytics, feedback, web search; and /tmp is no writable root of
+// its sandbox. TestRealCodexCapture runs codex
 // with --strict-config: a key that a new version no longer knows fails it
 // instead of being ignored.
 func codexConfig(baseURL string) string {
@@ -83,6 +84,13 @@ browser_use = false
 
 [analytics]
 enabled = false
+
+# Not /tmp: the sandbox keeps .git read-only in its writable roots, and an
+# empty /tmp/.git appeared twice on this machine while codex ran, which
+# puts every test directory under /tmp inside a "repository"
+# (history.txtar failed on it).
+[sandbox_workspace_write]
+exclude_slash_tmp = true
 
 [feedback]
 enabled = false
