@@ -88,7 +88,7 @@ func codexSandbox(mode string, skipPerms bool) ([]string, error) {
 
 func (codexAgent) iterationArgs(r *runPlan) ([]string, error) {
 	if len(r.cfg.AllowedTools) > 0 {
-		return nil, usagef("--allowed-tools / claude.allowedTools (%s) has no codex meaning: codex has no per-tool permissions; use --permission-mode acceptEdits (codex's workspace-write sandbox), or unset it for codex (claude-iterate config unset claude.allowedTools)", clip(strings.Join(r.cfg.AllowedTools, ","), 80))
+		return nil, usagef("--allowed-tools / claude.allowedTools (%s) has no codex meaning: codex has no per-tool permissions; use --permission-mode acceptEdits (codex's workspace-write sandbox), or drop --allowed-tools for codex", clip(strings.Join(r.cfg.AllowedTools, ","), 80))
 	}
 	if r.opts.maxTurns.set {
 		return nil, usagef("--max-turns has no codex meaning: codex exec runs one turn")

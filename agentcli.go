@@ -306,3 +306,85 @@ func checkClaudeFlag(f stringFlag) error {
 	}
 	return nil
 }
+
+// agentFault is a setting that the run's agents could not use: key, the
+// setting at fault, and why.
+type agentFault struct {
+	key string
+	msg string
+}
+
+// agentFaultKeys are the keys an agentFault may involve: a change to one
+// of them can make or mend one.
+var agentFaultKeys = []string{"agent", "fallbackAgents", "claude.allowedTools", "claude.permissionMode"}
+
+// agentSettingsFaults are the agent settings of cfg that no run could use:
+// a fallback agent named twice or the same as the agent, a setting with
+// no meaning for one of the agents (claude.allowedTools, a permission
+// mode codex has no sandbox for). config set, config unset and init
+// refuse them as they are set; run reports those that came from config
+// anyway (layers that disagree) as config errors naming the layer.
+func agentSettingsFaults(cfg *settings) []agentFault {
+	var faults []agentFault
+	seen := map[string]bool{cfg.Agent: true}
+	codex := cfg.Agent == agentCodex
+	for _, n := range cfg.FallbackAgents {
+		switch {
+		case n == cfg.Agent:
+			faults = append(faults, agentFault{"fallbackAgents", fmt.Sprintf("fallback agent %q is the agent itself (agent: %s)", n, cfg.Agent)})
+		case seen[n]:
+			faults = append(faults, agentFault{"fallbackAgents", fmt.Sprintf("fallback agent %q is named twice", n)})
+		}
+		seen[n] = true
+		codex = codex || n == agentCodex
+	}
+	if !codex {
+		return faults
+	}
+	if len(cfg.AllowedTools) > 0 {
+		faults = append(faults, agentFault{"claude.allowedTools", fmt.Sprintf("claude.allowedTools (%s) has no codex meaning, and codex is one of the agents: codex has no per-tool permissions; use claude.permissionMode acceptEdits (codex's workspace-write sandbox)", clip(strings.Join(cfg.AllowedTools, ","), 80))})
+	}
+	if _, err := codexSandbox(cfg.PermissionMode, false); err != nil {
+		faults = append(faults, agentFault{"claude.permissionMode", err.Error()})
+	}
+	return faults
+}
+
+// configUnsetCommand is the command that unsets key in the layer named
+// layer (ws: the workspace, for its layer).
+func configUnsetCommand(key, layer, ws string) string {
+	cmd := progName + " config unset " + key
+	switch layer {
+	case layerUser:
+		cmd += " --user"
+	case layerWorkspace:
+		cmd += " --workspace " + shellQuote(ws)
+	}
+	return cmd
+}
+
+// layerPath is the file of cfg's layer named name, as shown to the user.
+func layerPath(cfg *settings, name, projectRoot string) string {
+	for _, l := range cfg.layers {
+		if l.name == name && l.path != "" {
+			return relPath(projectRoot, l.path)
+		}
+	}
+	return name + " config"
+}
+
+// checkAgentConfig reports the first agent setting of the run that came
+// from config and that its agents could not use: a config error (exit 1)
+// naming the key and its file, with the command that unsets it there.
+// Those the flags gave are left to agentChain and the adapters, usage
+// errors.
+func checkAgentConfig(cfg *settings, projectRoot, ws string) error {
+	for _, f := range agentSettingsFaults(cfg) {
+		layer := cfg.sources[f.key]
+		if layer == layerFlag {
+			continue
+		}
+		return withHint(&fileError{Path: layerPath(cfg, layer, projectRoot), Key: f.key, Msg: f.msg}, "%s", configUnsetCommand(f.key, layer, ws))
+	}
+	return nil
+}

@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -120,6 +121,11 @@ func runConfigSet(env *cliEnv, args []string, unset bool) error {
 		found := false
 		err := t.update(wsArg.s, false, func(obj map[string]any) (bool, error) {
 			found = removeConfigKey(obj, key.name)
+			if found {
+				if err := t.checkAgents(obj, key.name, "cannot unset "+key.name); err != nil {
+					return false, err
+				}
+			}
 			return found, nil
 		})
 		switch {
@@ -147,6 +153,9 @@ func runConfigSet(env *cliEnv, args []string, unset bool) error {
 		}
 		removeConfigKey(obj, key.name)
 		obj[key.name] = val
+		if err := t.checkAgents(obj, key.name, fmt.Sprintf("invalid value %q for %s", pos[1], key.name)); err != nil {
+			return false, err
+		}
 		return true, nil
 	})
 	if err != nil {
@@ -249,6 +258,37 @@ func editConfigList(t *configTarget, obj map[string]any, key *configKey, elem st
 		out = []any{}
 	}
 	return out, nil
+}
+
+// checkAgents refuses a change to key that leaves the layer (obj), over
+// the layers below it, with agent settings no run could use
+// (agentSettingsFaults), the refusal starting with what: a usage fault
+// (exit 2) naming the key, with the unset command of the other key at
+// fault when a lower layer set it.
+func (t *configTarget) checkAgents(obj map[string]any, key, what string) error {
+	if !slices.Contains(agentFaultKeys, key) {
+		return nil
+	}
+	l := &configLayer{name: t.layer, path: t.path, values: map[string]any{}}
+	if err := checkConfigObject(t.path, obj, l.values); err != nil {
+		return err
+	}
+	cfg := resolveSettings(append([]*configLayer{l}, t.below...)...)
+	for _, f := range agentSettingsFaults(cfg) {
+		if f.key != key && key != "agent" && key != "fallbackAgents" {
+			continue // a fault of another key, not this change's
+		}
+		err := fmt.Errorf("%s: %s", what, f.msg)
+		if layer := cfg.sources[f.key]; f.key != key && layer != t.layer && layer != layerDefault {
+			ws := ""
+			if t.ws != nil {
+				ws = t.ws.Name
+			}
+			err = withHint(err, "%s is set in the %s config (%s): %s", f.key, layer, layerPath(cfg, layer, ""), configUnsetCommand(f.key, layer, ws))
+		}
+		return &inputError{err}
+	}
+	return nil
 }
 
 // configTargetOf is the layer the flags name.

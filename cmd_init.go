@@ -180,6 +180,9 @@ func runInit(env *cliEnv, args []string) error {
 		cfg["git.worktree"] = true // the worktree is made by the first run
 	}
 	agents.addTo(cfg)
+	if err := checkInitAgents(env, cfg); err != nil {
+		return err
+	}
 	w.meta = &metadata{Name: w.Name, Mode: *mode, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
 	if len(cfg) > 0 {
 		w.meta.Config = cfg
@@ -239,4 +242,26 @@ func readInstructions(stdin io.Reader, path string) (string, error) {
 		s += "\n"
 	}
 	return s, nil
+}
+
+// checkInitAgents refuses agent settings of a new workspace (cfg) that no
+// run could use over the project and user config: a usage error naming
+// the key (agentSettingsFaults).
+func checkInitAgents(env *cliEnv, cfg map[string]any) error {
+	l := &configLayer{name: layerWorkspace, values: map[string]any{}}
+	if err := checkConfigObject("", cfg, l.values); err != nil {
+		return err
+	}
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
+	_, agents := cfg["agent"]
+	_, fallbacks := cfg["fallbackAgents"]
+	for _, f := range agentSettingsFaults(resolveSettings(l, project, user)) {
+		if _, ok := cfg[f.key]; ok || agents || fallbacks {
+			return usagef("%s: %s", f.key, f.msg)
+		}
+	}
+	return nil
 }

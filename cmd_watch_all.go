@@ -338,9 +338,17 @@ func (a *allWatcher) draw() {
 	a.out.WriteString(frame)
 }
 
-// render is the frame's lines at now on a cols by rows terminal.
+// watchAllMinCols and watchAllMinRows are the smallest terminal that
+// holds a frame: the title, a run's row, the hint and the footer.
+const watchAllMinCols, watchAllMinRows = 40, 8
+
+// render is the frame's lines at now on a cols by rows terminal; below
+// its minimum size, one line that says so.
 func (a *allWatcher) render(now time.Time, cols, rows int) []string {
 	w := max(cols-1, 10)
+	if cols < watchAllMinCols || rows < watchAllMinRows {
+		return []string{clipWidth(fmt.Sprintf("terminal too small: %d×%d at least", watchAllMinCols, watchAllMinRows), w)}
+	}
 	style := func(s, sgr string) string {
 		if a.color && sgr != "" && s != "" {
 			return "\x1b[" + sgr + "m" + s + "\x1b[0m"

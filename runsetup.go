@@ -375,6 +375,9 @@ func (r *runner) readPromptFile() (string, error) {
 // resolveAgent finds the run's agents (agent, then fallbackAgents) and
 // builds their fixed arguments; the first is the one that starts.
 func (r *runner) resolveAgent() error {
+	if err := checkAgentConfig(r.cfg, r.env.projectRoot, r.ws.Name); err != nil {
+		return err
+	}
 	chain, err := agentChain(r.cfg)
 	if err != nil {
 		return err
