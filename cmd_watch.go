@@ -89,7 +89,7 @@ func runWatch(env *cliEnv, args []string) error {
 		if last := lastEnding(w); last != "" {
 			fmt.Fprintf(env.stdout, "Last run: %s\n", last)
 		} else {
-			fmt.Fprintf(env.stdout, "No run yet: claude-iterate run %s\n", w.Name)
+			fmt.Fprintf(env.stdout, "No run yet: %s\n", wsCommand(w, "run"))
 		}
 		return &exitCodeError{code: exitError}
 	}
