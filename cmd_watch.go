@@ -125,7 +125,7 @@ func lastEnding(w *workspace) string {
 		return fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
 	}
 	if st, err := readRunState(w.statePath()); err == nil && st.Ended && st.Ending != "" {
-		return fmt.Sprintf("%s, exit %d", st.Ending, st.ExitCode)
+		return fmt.Sprintf("%s, exit %d", sanitizeString(st.Ending), st.ExitCode)
 	}
 	if m := w.meta; m.LastStopReason != "" {
 		return fmt.Sprintf("%s, exit %d", m.LastStopReason, derefInt(m.LastExitCode))
