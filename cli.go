@@ -172,6 +172,9 @@ func report(env *cliEnv, c *command, err error) exitStatus {
 	var ee *exitCodeError
 	var he *hintError
 	var ie *inputError
+	// An error may quote the agent (its question, a file it named): never
+	// raw on the terminal.
+	stderr := sanitizingWriter{env.stderr}
 	switch {
 	case errors.Is(err, errHelp):
 		io.WriteString(env.stdout, c.manual())
@@ -179,23 +182,23 @@ func report(env *cliEnv, c *command, err error) exitStatus {
 	case errors.As(err, &ee):
 		return exitStatus{code: ee.code, signal: ee.signal}
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.stderr, "%s: %s\n", progName, ue.msg)
+		fmt.Fprintf(stderr, "%s: %s\n", progName, ue.msg)
 		fmt.Fprintf(env.stderr, "%s", shortUsage(c.manual()))
 		fmt.Fprintf(env.stderr, "Run '%s help %s' for details.\n", progName, c.name)
 		return exitStatus{code: exitUsage}
 	case errors.As(err, &ie):
 		if errors.As(ie.err, &he) { // a usage fault with what to do (an agent CLI not installed)
-			fmt.Fprintf(env.stderr, "%s: %v\n%s: hint: %s\n", progName, he.err, progName, he.hint)
+			fmt.Fprintf(stderr, "%s: %v\n%s: hint: %s\n", progName, he.err, progName, he.hint)
 			return exitStatus{code: exitUsage}
 		}
-		fmt.Fprintf(env.stderr, "%s: %v\n", progName, ie.err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName, ie.err)
 		return exitStatus{code: exitUsage}
 	case errors.As(err, &he):
-		fmt.Fprintf(env.stderr, "%s: %v\n", progName, he.err)
-		fmt.Fprintf(env.stderr, "%s: hint: %s\n", progName, he.hint)
+		fmt.Fprintf(stderr, "%s: %v\n", progName, he.err)
+		fmt.Fprintf(stderr, "%s: hint: %s\n", progName, he.hint)
 		return exitStatus{code: exitError}
 	}
-	fmt.Fprintf(env.stderr, "%s: %v\n", progName, err)
+	fmt.Fprintf(stderr, "%s: %v\n", progName, err)
 	return exitStatus{code: exitError}
 }
 

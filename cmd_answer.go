@@ -66,7 +66,7 @@ func runAnswer(env *cliEnv, args []string) error {
 	q := w.pendingQuestion()
 	if q == nil {
 		return withHint(fmt.Errorf("no question is pending in workspace %s", label),
-			"the agent asks by writing \"question\" in %s; 'claude-iterate status %s' shows a pending one", statusFile, label)
+			"the agent asks by writing \"question\" in %s; '%s' shows a pending one", statusFile, wsCommand(w, "status"))
 	}
 	if text == "-" {
 		data, err := readStream(env.stdin, maxAnswer)

@@ -296,6 +296,6 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 		}
 	}
 	fmt.Fprintf(env.stdout, "Restored workspace %s (%s) from %s\n", label, relPath(env.projectRoot, w.Dir), shownSrc)
-	fmt.Fprintf(env.stdout, "Next: claude-iterate status %s\n", label)
+	fmt.Fprintf(env.stdout, "Next: claude-iterate status %s\n", shellQuote(label))
 	return nil
 }

@@ -117,7 +117,7 @@ func runClean(env *cliEnv, args []string) error {
 		}
 		yes, err := confirm(env, question)
 		if err != nil {
-			return failUsage(env, fmt.Errorf("not removing workspace %s without confirmation: %v", w.Name, err), "to remove it without a question: claude-iterate clean -f %s", arg)
+			return failUsage(env, fmt.Errorf("not removing workspace %s without confirmation: %v", w.Name, err), "to remove it without a question: claude-iterate clean -f %s", shellQuote(arg))
 		}
 		if !yes {
 			// Declining is an answer, not an error.

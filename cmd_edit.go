@@ -82,7 +82,7 @@ func runEdit(env *cliEnv, args []string) error {
 		return err
 	}
 	if state != taskWritten {
-		return withHint(fmt.Errorf("workspace %s has no task to edit: %s", w.Name, describeTask(shownTask, state)), "write it with: claude-iterate setup %s", arg)
+		return withHint(fmt.Errorf("workspace %s has no task to edit: %s", w.Name, describeTask(shownTask, state)), "write it with: %s", wsCommand(w, "setup"))
 	}
 	in, out, errOut, err := sessionTerminal(env, "edit")
 	if err != nil {
@@ -129,6 +129,6 @@ func runEdit(env *cliEnv, args []string) error {
 	default:
 		fmt.Fprintf(env.stdout, "%s is unchanged\n", shownTask)
 	}
-	fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", arg)
+	fmt.Fprintf(env.stdout, "Next: %s\n", wsCommand(w, "run"))
 	return nil
 }

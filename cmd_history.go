@@ -122,7 +122,7 @@ func runHistory(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "No iterations recorded for %s yet.\n", w.Name)
 	}
 	if v := viewGit(w); v != nil && !*asJSON { // gitstate.go
-		fmt.Fprintf(out, "Git: %s\n", v.text(env.projectRoot))
+		fmt.Fprintf(out, "Git: %s\n", sanitizeString(v.text(env.projectRoot))) // git's error may name a file
 	}
 	return writeError(out.err)
 }

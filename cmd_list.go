@@ -118,7 +118,7 @@ func listWorkspaces(env *cliEnv) error {
 			if branches != "" {
 				branch = "\t-"
 				if views[i] != nil {
-					branch = "\t" + views[i].short()
+					branch = "\t" + sanitizeString(views[i].short())
 				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s%s\n", w.Name, mode, status, w.meta.Iterations, ts.progressText(), last, branch)

@@ -297,7 +297,7 @@ func taskTitle(w *workspace) string {
 	if err == nil {
 		for _, l := range strings.Split(string(data), "\n") {
 			if l = strings.TrimSpace(strings.TrimLeft(l, "#")); l != "" {
-				return clip(l, 72)
+				return clip(stripControls(l), 72) // the agent may write the task
 			}
 		}
 	}

@@ -75,7 +75,7 @@ func runPR(env *cliEnv, args []string) error {
 	}
 	if why := ghReady(g.top); why != "" {
 		fmt.Fprintf(env.stdout, "Not opening the pull request: %s. To open it:\n", why)
-		fmt.Fprintf(env.stdout, "  claude-iterate history %s | gh %s\n", shellQuote(w.Name), shellJoin(ghArgs))
+		fmt.Fprintf(env.stdout, "  %s | gh %s\n", wsCommand(w, "history"), shellJoin(ghArgs))
 		if u := compareURL(url, base, st.Branch); u != "" {
 			fmt.Fprintf(env.stdout, "  or open %s\n", u)
 		}

@@ -118,7 +118,7 @@ func runSetup(env *cliEnv, args []string) error {
 			return err
 		}
 		if state == taskWritten {
-			return withHint(fmt.Errorf("workspace %s has a task already (%s)", w.Name, shownTask), "refine it with: claude-iterate edit %s", arg)
+			return withHint(fmt.Errorf("workspace %s has a task already (%s)", w.Name, shownTask), "refine it with: %s", wsCommand(w, "edit"))
 		}
 	} else {
 		m := modeLoop
@@ -166,7 +166,7 @@ func runSetup(env *cliEnv, args []string) error {
 			wrote += " and " + todoFile
 		}
 		fmt.Fprintf(env.stdout, "Wrote %s\n", wrote)
-		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", arg)
+		fmt.Fprintf(env.stdout, "Next: %s\n", wsCommand(w, "run"))
 		return nil
 	}
 	if runErr != nil {

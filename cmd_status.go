@@ -127,7 +127,9 @@ func runStatus(env *cliEnv, args []string) error {
 		_, err = fmt.Fprintf(env.stdout, "%s\n", b)
 		return writeError(err)
 	}
-	out := &errWriter{w: env.stdout}
+	// Every line may quote the agent (its summary, its question, a stop
+	// reason naming it): the report is sanitized whole.
+	out := &errWriter{w: sanitizingWriter{env.stdout}}
 	fmt.Fprintf(out, "Workspace:   %s\n", r.Name)
 	if r.Archive != "" {
 		fmt.Fprintf(out, "Archive:     %s (archived %s)\n", relPath(env.projectRoot, r.Archive), r.Archived.Local().Format(time.DateTime))
@@ -172,7 +174,7 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(out, "Progress:    %s\n", prog)
 	if r.Summary != "" {
-		fmt.Fprintf(out, "Summary:     %s\n", r.Summary)
+		fmt.Fprintf(out, "Summary:     %s\n", oneLine(r.Summary))
 	}
 	r.Question.print(out)
 	r.Verification.print(out)

@@ -89,7 +89,7 @@ func runWatch(env *cliEnv, args []string) error {
 		if last := lastEnding(w); last != "" {
 			fmt.Fprintf(env.stdout, "Last run: %s\n", last)
 		} else {
-			fmt.Fprintf(env.stdout, "No run yet: claude-iterate run %s\n", w.Name)
+			fmt.Fprintf(env.stdout, "No run yet: %s\n", wsCommand(w, "run"))
 		}
 		return &exitCodeError{code: exitError}
 	}
@@ -125,7 +125,7 @@ func lastEnding(w *workspace) string {
 		return fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
 	}
 	if st, err := readRunState(w.statePath()); err == nil && st.Ended && st.Ending != "" {
-		return fmt.Sprintf("%s, exit %d", st.Ending, st.ExitCode)
+		return fmt.Sprintf("%s, exit %d", sanitizeString(st.Ending), st.ExitCode)
 	}
 	if m := w.meta; m.LastStopReason != "" {
 		return fmt.Sprintf("%s, exit %d", m.LastStopReason, derefInt(m.LastExitCode))

@@ -252,12 +252,19 @@ func (e *evidence) progress(mode string, best int) int {
 	return progressNone
 }
 
+// wsCmdArg is the argument that names w again in a command suggested to the
+// user, quoted for the shell: the path it was given as (./odd dir), else
+// its name.
+func wsCmdArg(w *workspace) string {
+	return shellQuote(firstNonEmpty(w.arg, w.Name))
+}
+
 // wsCommand is the command that does verb to w, with flags: "claude-iterate
 // reset demo --all", or without the workspace for a ralph-mode run.
 func wsCommand(w *workspace, verb string, flags ...string) string {
 	parts := []string{progName, verb}
 	if !w.Ralph {
-		parts = append(parts, shellQuote(w.Name))
+		parts = append(parts, wsCmdArg(w))
 	}
 	return strings.Join(append(parts, flags...), " ")
 }

@@ -81,7 +81,7 @@ func planGitClean(env *cliEnv, w *workspace, force, noArchive, deleteBranch bool
 		what = append(what, fmt.Sprintf("its worktree %s has uncommitted changes", relPath(env.projectRoot, st.Worktree)))
 	}
 	if !force {
-		return nil, fmt.Errorf("not cleaning workspace %s: %s: merge them first (claude-iterate merge %s), or clean --force (the archive keeps a patch of them)", w.Name, strings.Join(what, ", and "), shellQuote(w.Name))
+		return nil, fmt.Errorf("not cleaning workspace %s: %s: merge them first (%s), or clean --force (the archive keeps a patch of them)", w.Name, strings.Join(what, ", and "), wsCommand(w, "merge"))
 	}
 	if noArchive {
 		return nil, fmt.Errorf("not cleaning workspace %s without an archive: %s, and the archive keeps their patch: leave out --no-archive", w.Name, strings.Join(what, ", and "))

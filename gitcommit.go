@@ -90,8 +90,11 @@ type gitCommitResult struct {
 }
 
 // commitPathsNow stages paths in the tree g and commits them with message.
+// The message loses its control characters (stripControls): git log
+// prints it raw, and it quotes the agent and names the files it made.
 func (s *runGitSetup) commitPathsNow(g *gitTree, paths []string, message string) gitCommitResult {
 	var res gitCommitResult
+	message = stripControls(message)
 	err := s.repo.gitLocked(func() error {
 		list := []byte(strings.Join(paths, "\x00"))
 		if _, stderr, err := gitRunWith(g.top, list, g.env, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {

@@ -503,7 +503,7 @@ func claimWorkspace(w *workspace, arg, doing string) (release func(), err error)
 		if pid > 0 {
 			msg += fmt.Sprintf(" (pid %d)", pid)
 		}
-		return withHint(errors.New(msg), "stop the run first: %s", strings.TrimSpace("claude-iterate stop "+arg))
+		return withHint(errors.New(msg), "stop the run first: %s", wsCommand(w, "stop"))
 	}
 	dir, err := openDir(w.StateDir)
 	if errors.Is(err, os.ErrNotExist) {

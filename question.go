@@ -328,10 +328,7 @@ const answerPoll = 200 * time.Millisecond
 
 // answerCommand is the command that answers the workspace's question.
 func answerCommand(w *workspace) string {
-	if w.Ralph {
-		return "claude-iterate answer TEXT"
-	}
-	return "claude-iterate answer " + w.Name + " TEXT"
+	return wsCommand(w, "answer", "TEXT")
 }
 
 // questionNotification is the notification of a question or an answer.

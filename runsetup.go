@@ -72,7 +72,7 @@ func (r *runner) setup(pos []string) error {
 	if err != nil {
 		var el *errLocked
 		if errors.As(err, &el) {
-			return withHint(err, "%s", el.hintOr("stop that run first: claude-iterate stop "+ws.Name))
+			return withHint(err, "%s", el.hintOr("stop that run first: "+wsCommand(ws, "stop")))
 		}
 		return err
 	}
@@ -350,13 +350,13 @@ func (r *runner) checkTask() error {
 	}
 	data, err := readRegularFile(r.ws.instructionsPath(), taskFileCap)
 	if err != nil {
-		return withHint(fmt.Errorf("reading the task: %w", err), "write it with claude: claude-iterate setup %s, or write it to %s", r.ws.Name, r.ws.instructionsPath())
+		return withHint(fmt.Errorf("reading the task: %w", err), "write it with claude: %s, or write it to %s", wsCommand(r.ws, "setup"), r.ws.instructionsPath())
 	}
 	if strings.TrimSpace(string(data)) == "" {
-		return withHint(fmt.Errorf("%s is empty", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it (or with claude: claude-iterate setup %s)", r.ws.Name)
+		return withHint(fmt.Errorf("%s is empty", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it (or with claude: %s)", wsCommand(r.ws, "setup"))
 	}
 	if string(data) == starterInstructions && !r.opts.dryRun {
-		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first (or with claude: claude-iterate setup %s), or try: claude-iterate run %s --dry-run", r.ws.Name, r.ws.Name)
+		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first (or with claude: %s), or try: %s", wsCommand(r.ws, "setup"), wsCommand(r.ws, "run", "--dry-run"))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"unicode/utf8"
 )
 
@@ -86,4 +87,36 @@ func sanitizeString(s string) string {
 // embedding, override or isolate.
 func isHiddenControl(r rune) bool {
 	return (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// stripControls returns s without the characters sanitize writes out, for
+// text kept where others show it raw later (a commit message, which git
+// log prints as it is; a pull request's title): newlines and tabs stay;
+// control characters (an escape sequence's ESC and BEL, a carriage
+// return), C1 and bidirectional controls and bytes of invalid UTF-8 go.
+func stripControls(s string) string {
+	p := []byte(s)
+	if !needsSanitizing(p) {
+		return s
+	}
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); {
+		drop, _, size := writtenOut(p[i:])
+		if !drop {
+			out = append(out, p[i:i+size]...)
+		}
+		i += size
+	}
+	return string(out)
+}
+
+// sanitizingWriter writes to w what it is given, sanitized: the output of
+// a command whose report quotes what the agent wrote (status), whole.
+type sanitizingWriter struct{ w io.Writer }
+
+func (s sanitizingWriter) Write(p []byte) (int, error) {
+	if _, err := s.w.Write(sanitize(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

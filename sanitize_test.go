@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -32,5 +34,38 @@ func TestSanitizeHiddenControls(t *testing.T) {
 		if in := "a" + string(r) + "b"; needsSanitizing([]byte(in)) || sanitizeString(in) != in {
 			t.Errorf("%q (U+%04X) was changed", in, r)
 		}
+	}
+}
+
+// TestStripControls pins the commit message's rule: control characters,
+// C1 and bidirectional controls and invalid UTF-8 go; newlines, tabs and
+// the rest of the text stay.
+func TestStripControls(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                             "plain",
+		"subject\n\nbody\tline\n":           "subject\n\nbody\tline\n",
+		"x \x1b]0;PWN\x07\x1b[2J y":         "x ]0;PWN[2J y",
+		"crlf\r\nline":                      "crlf\nline",
+		"c1 \u009b2J bidi \u202eevil\u2066": "c1 2J bidi evil",
+		"bad \xff utf-8 é":                  "bad  utf-8 é",
+	} {
+		if got := stripControls(in); got != want {
+			t.Errorf("stripControls(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestReportSanitizes: an error and its hint may quote the agent; report
+// writes them out sanitized, and the writer says the whole was written.
+func TestReportSanitizes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := &cliEnv{stdout: &out, stderr: &errOut}
+	report(env, lookupCommand("answer"), withHint(errors.New("the agent now asks: \x1b]0;PWN\x07?"), "answer \u009b2J"))
+	want := "claude-iterate: the agent now asks: \\x1b]0;PWN\\x07?\nclaude-iterate: hint: answer \\u009b2J\n"
+	if errOut.String() != want {
+		t.Errorf("report wrote %q, want %q", errOut.String(), want)
+	}
+	if n, err := (sanitizingWriter{&out}).Write([]byte("\x1b[31m")); n != 5 || err != nil {
+		t.Errorf("sanitizingWriter.Write = %d, %v; want 5, nil", n, err)
 	}
 }

@@ -193,7 +193,7 @@ func verifierRefusedHint(ds []permissionDenial, w *workspace) string {
 	}
 	target := ""
 	if !w.Ralph {
-		target = " --workspace " + shellQuote(w.Name)
+		target = " --workspace " + wsCmdArg(w)
 	}
 	var cmds []string
 	for _, t := range tools {

@@ -96,6 +96,9 @@ type workspace struct {
 	// run locked (acquireRunLock): a directory put at its path is another
 	// workspace, which no save writes into and which ends the run.
 	stateID string
+	// arg is the argument that named it (a path, or the name), which the
+	// commands suggested to the user repeat (wsCmdArg); "" when none did.
+	arg string
 }
 
 func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, metadataFile) }
@@ -234,7 +237,7 @@ func locateWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error)
 			return nil, fmt.Errorf("finding %s: %w", arg, err)
 		}
 		confineWrites(dir)
-		return &workspace{Name: filepath.Base(dir), Dir: dir, StateDir: dir}, nil
+		return &workspace{Name: filepath.Base(dir), Dir: dir, StateDir: dir, arg: arg}, nil
 	}
 	if err := checkName(arg); err != nil {
 		return nil, err
