@@ -17,7 +17,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -480,19 +479,7 @@ func (r *runner) verifyClaim(claim string, goesOn bool) *ending {
 // waitForLimit waits until a usage limit resets (+limitMargin).
 func (r *runner) waitForLimit(reset time.Time) *ending {
 	now := time.Now()
-	margin := limitMargin
-	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
-		margin = m
-	}
-	var d time.Duration
-	switch {
-	case reset.IsZero():
-		d = defaultLimitWait
-	case reset.After(now):
-		d = reset.Sub(now) + margin
-	default:
-		d = margin
-	}
+	d := limitWait(reset, now)
 	until := now.Add(d)
 	deadline, toDeadline := r.deadline()
 	resetText, msg, countdown := limitWaitWords(now, reset, until, deadline != nil && toDeadline < d, toDeadline)
