@@ -154,7 +154,11 @@ func (r *runner) protectedLoop() (end ending) {
 // loop runs iterations until something ends the run.
 func (r *runner) loop() ending {
 	if r.opts.dryRun {
-		r.con.progressf("Dry run: the built-in mock agent stands in for claude, on a scratch copy of the workspace (%s is left unchanged)", r.dryRunOf)
+		var names []string
+		for _, a := range r.agents {
+			names = append(names, a.cli.name())
+		}
+		r.con.progressf("Dry run: the built-in mock agent stands in for %s, on a scratch copy of the workspace (%s is left unchanged)", andList(names), r.dryRunOf)
 	}
 	keys := ""
 	if r.sup.kb != nil {
