@@ -321,7 +321,7 @@ func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 		shown = fmt.Sprintf(" · the last %d shown", s.n)
 	}
 	header := fmt.Sprintf("Run %s · %s · %s%s · %s · %s%s", s.id, s.first.Local().Format("2006-01-02 15:04"),
-		plural(t.Iterations, "iteration"), failed, compactDuration(s.elapsed), formatCost(t.CostUSD), shown)
+		plural(t.Iterations, "iteration"), failed, compactDuration(s.elapsed), costText(t.CostUSD, t.EstimatedUSD > 0), shown)
 	for _, line := range wrapParts(header, " · ", width) {
 		fmt.Fprintln(w, line)
 	}
@@ -412,10 +412,7 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 	if a := rec.Agent; a != "" && (a != agentClaude || rec.AgentChange != "") {
 		result += " (" + sanitizeString(a) + ")" // the agent, when not the default
 	}
-	cost := formatCost(rec.CostUSD)
-	if rec.CostEstimated {
-		cost = "≈" + cost // estimated from tokens
-	}
+	cost := costText(rec.CostUSD, rec.CostEstimated)
 	progress := "-"
 	if p := rec.Progress; p != nil {
 		progress = fmt.Sprintf("%d/%d", p.Completed, p.Total)

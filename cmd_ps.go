@@ -107,7 +107,7 @@ var (
 func psRow(v runView) []string {
 	return []string{sanitizeString(clipWidth(filepath.Base(v.Project), 24)), sanitizeString(clipWidth(v.Workspace, 24)),
 		stateWords(v.State), iterationText(v), compactDuration(time.Duration(v.ElapsedMS) * time.Millisecond),
-		formatCost(v.CostUSD), progressText(v.Progress), sanitizeString(oneLine(v.Now))}
+		costText(v.CostUSD, v.CostEstimated), progressText(v.Progress), sanitizeString(oneLine(v.Now))}
 }
 
 // fitTable lays out a table in w columns: columns two spaces apart, the

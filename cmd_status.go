@@ -163,7 +163,7 @@ func runStatus(env *cliEnv, args []string) error {
 		if r.EstimatedUSD > 0 {
 			est = fmt.Sprintf(" (%s of it estimated from tokens: agents.codex.pricing)", formatCost(r.EstimatedUSD))
 		}
-		fmt.Fprintf(out, "Cost:        %s%s\n", formatCost(r.CostUSD), est)
+		fmt.Fprintf(out, "Cost:        %s%s\n", costText(r.CostUSD, r.EstimatedUSD > 0), est)
 	}
 	prog := ts.progressText()
 	if ts.Source != "" {

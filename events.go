@@ -402,13 +402,13 @@ func notificationFor(ev runEvent) notification {
 			nt.title = fmt.Sprintf("%s: iteration %d/%d %s", ws, rec.Iteration, ev.MaxIterations, endWord(rec))
 			nt.priority, nt.tags, verb = "3", "x", endWord(rec)
 		}
-		nt.body = fmt.Sprintf("Iteration %d/%d %s in %s, %s%s", rec.Iteration, ev.MaxIterations, verb, roundDuration(rec.duration()), formatCost(rec.CostUSD), progressSuffix(rec.Progress))
+		nt.body = fmt.Sprintf("Iteration %d/%d %s in %s, %s%s", rec.Iteration, ev.MaxIterations, verb, roundDuration(rec.duration()), costText(rec.CostUSD, rec.CostEstimated), progressSuffix(rec.Progress))
 		if !rec.OK {
 			nt.body += "\n" + clip(rec.Reason, 500)
 		}
 		return nt
 	case eventMilestone:
-		body := fmt.Sprintf("%d iterations in %s, %s so far", ev.Totals.Iterations, compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), formatCost(ev.Totals.CostUSD))
+		body := fmt.Sprintf("%d iterations in %s, %s so far", ev.Totals.Iterations, compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), costText(ev.Totals.CostUSD, ev.Totals.EstimatedUSD > 0))
 		if p := ev.Progress; p != nil {
 			body += fmt.Sprintf(" · %d/%d items", p.Completed, p.Total)
 		}

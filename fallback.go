@@ -4,8 +4,9 @@ package main
 // config fallbackAgents). The rules are: when the agent that runs hits its
 // usage limit, the same iteration is retried at once with the next of the
 // run's agents whose limit is not known to hold, instead of waiting; the
-// run's first agent is tried again once its reset time has passed (an
-// unknown reset: after defaultLimitWait); with no agent left, the run
+// run's first agent is tried again once the wait a run without a fallback
+// would make has passed (limitWait: never less than minLimitWait, so that
+// a reset already past cannot make a loop); with no agent left, the run
 // waits for the earliest reset as it always did, then goes on with that
 // agent. The log, the panel, the record (agent, agentChange) and a
 // notification (limit_wait) say which agent runs and why it changed.
@@ -38,10 +39,9 @@ func (u *agentInUse) limited(agents []runAgent, reset, now time.Time) (next int,
 	if u.limitedUntil == nil {
 		u.limitedUntil = make([]time.Time, len(agents))
 	}
-	until := reset
-	if until.IsZero() {
-		until = now.Add(defaultLimitWait)
-	}
+	// A reset already past, unknown or too near keeps the agent aside
+	// as long as a run without a fallback would wait for it (limitWait).
+	until := now.Add(limitWait(reset, now))
 	u.limitedUntil[u.index] = until
 	for k := 1; k < len(agents); k++ {
 		i := (u.index + k) % len(agents)

@@ -197,7 +197,7 @@ func commitMessage(ws string, rec *iterationRecord, said string) string {
 	var b strings.Builder
 	b.WriteString(subject + "\n\n")
 	fmt.Fprintf(&b, "Duration: %s\n", roundDuration(rec.duration()))
-	fmt.Fprintf(&b, "Cost: %s\n", formatCost(rec.CostUSD))
+	fmt.Fprintf(&b, "Cost: %s\n", costText(rec.CostUSD, rec.CostEstimated))
 	if t := toolsText(rec, 0); t != "" {
 		fmt.Fprintf(&b, "Tools: %s\n", t)
 	} else {

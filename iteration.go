@@ -234,7 +234,7 @@ func (r *runner) report(rec *iterationRecord, stderrTail string) {
 		if !rec.OK {
 			mark = "✗"
 		}
-		r.con.progressf("%s Iteration %d/%d %s in %s, %s%s", mark, n, r.maxIterations, endWord(rec), roundDuration(rec.duration()), formatCost(rec.CostUSD), progressSuffix(rec.Progress))
+		r.con.progressf("%s Iteration %d/%d %s in %s, %s%s", mark, n, r.maxIterations, endWord(rec), roundDuration(rec.duration()), costText(rec.CostUSD, rec.CostEstimated), progressSuffix(rec.Progress))
 	}
 	status := "success"
 	if !rec.OK {

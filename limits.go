@@ -11,6 +11,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,33 @@ const limitMargin = time.Minute
 
 // limitMarginEnv overrides limitMargin (a Go duration); tests shorten it.
 const limitMarginEnv = "CLAUDE_ITERATE_LIMIT_MARGIN"
+
+// minLimitWait is the least a usage limit holds, whatever the margin: a
+// reset already past (or a margin of 0) never lets a loop call the agents
+// without pause.
+const minLimitWait = time.Second
+
+// limitWait is how long a usage limit with reset (zero: unknown) holds
+// from now: until the reset and limitMargin (or $CLAUDE_ITERATE_LIMIT_MARGIN),
+// defaultLimitWait for an unknown reset, the margin for a reset already
+// past, never less than minLimitWait. The wait of a run with no agent left
+// and the time a fallback keeps the limited agent aside are this one.
+func limitWait(reset, now time.Time) time.Duration {
+	margin := limitMargin
+	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
+		margin = m
+	}
+	var d time.Duration
+	switch {
+	case reset.IsZero():
+		d = defaultLimitWait
+	case reset.After(now):
+		d = reset.Sub(now) + margin
+	default:
+		d = margin
+	}
+	return max(d, minLimitWait)
+}
 
 var (
 	limitEpochRE = lazyRegexp(`(?i)usage limit reached\|(\d{9,12})`)

@@ -116,3 +116,30 @@ func TestCodexFixtureLimitReset(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitWait pins how long a usage limit holds, for the run's wait and
+// for a fallback alike: the reset plus the margin; an unknown reset,
+// defaultLimitWait; a reset already past, the margin; never less than
+// minLimitWait, even with a margin of 0 (a past reset once made a loop).
+func TestLimitWait(t *testing.T) {
+	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	t.Setenv(limitMarginEnv, "")
+	for _, c := range []struct {
+		reset time.Time
+		want  time.Duration
+	}{
+		{time.Time{}, defaultLimitWait},
+		{now.Add(-time.Hour), limitMargin},
+		{now.Add(10 * time.Minute), 10*time.Minute + limitMargin},
+	} {
+		if got := limitWait(c.reset, now); got != c.want {
+			t.Errorf("limitWait(%v) = %v, want %v", c.reset, got, c.want)
+		}
+	}
+	t.Setenv(limitMarginEnv, "0s")
+	for _, reset := range []time.Time{now.Add(-time.Hour), now, now.Add(time.Millisecond)} {
+		if got := limitWait(reset, now); got != minLimitWait {
+			t.Errorf("margin 0: limitWait(%v) = %v, want %v", reset, got, minLimitWait)
+		}
+	}
+}

@@ -17,7 +17,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -155,7 +154,11 @@ func (r *runner) protectedLoop() (end ending) {
 // loop runs iterations until something ends the run.
 func (r *runner) loop() ending {
 	if r.opts.dryRun {
-		r.con.progressf("Dry run: the built-in mock agent stands in for claude, on a scratch copy of the workspace (%s is left unchanged)", r.dryRunOf)
+		var names []string
+		for _, a := range r.agents {
+			names = append(names, a.cli.name())
+		}
+		r.con.progressf("Dry run: the built-in mock agent stands in for %s, on a scratch copy of the workspace (%s is left unchanged)", andList(names), r.dryRunOf)
 	}
 	keys := ""
 	if r.sup.kb != nil {
@@ -480,19 +483,7 @@ func (r *runner) verifyClaim(claim string, goesOn bool) *ending {
 // waitForLimit waits until a usage limit resets (+limitMargin).
 func (r *runner) waitForLimit(reset time.Time) *ending {
 	now := time.Now()
-	margin := limitMargin
-	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
-		margin = m
-	}
-	var d time.Duration
-	switch {
-	case reset.IsZero():
-		d = defaultLimitWait
-	case reset.After(now):
-		d = reset.Sub(now) + margin
-	default:
-		d = margin
-	}
+	d := limitWait(reset, now)
 	until := now.Add(d)
 	deadline, toDeadline := r.deadline()
 	resetText, msg, countdown := limitWaitWords(now, reset, until, deadline != nil && toDeadline < d, toDeadline)
@@ -548,7 +539,7 @@ func (r *runner) finish(end ending) error {
 	}
 	elapsed := r.elapsed()
 	run := r.count.totals
-	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(run.Iterations, "iteration"), roundDuration(elapsed), formatCost(run.CostUSD))
+	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(run.Iterations, "iteration"), roundDuration(elapsed), costText(run.CostUSD, run.EstimatedUSD > 0))
 	if end.hint == "" && end.code == exitError && r.count.lastRefused && r.con.level == outputQuiet {
 		end.hint = r.agent.refusedHint() // shown with the refusals at the other levels
 	}

@@ -52,6 +52,7 @@ type runView struct {
 	MaxIterations int          `json:"maxIterations"`
 	ElapsedMS     int64        `json:"elapsedMs"`
 	CostUSD       float64      `json:"costUsd"`
+	CostEstimated bool         `json:"costEstimated,omitempty"` // (in part) from tokens
 	Progress      *progressRep `json:"progress"`
 	Now           string       `json:"now"`
 	Question      *string      `json:"question"`
@@ -170,7 +171,7 @@ func viewOf(e runEntry, st *runState, now time.Time) runView {
 	v.State = stateOf(st, v.StopRequested)
 	v.Iteration, v.MaxIterations = st.Iteration, st.Max
 	v.ElapsedMS = st.elapsed(now).Milliseconds()
-	v.CostUSD = st.Totals.CostUSD
+	v.CostUSD, v.CostEstimated = st.Totals.CostUSD, st.Totals.EstimatedUSD > 0
 	if st.Iteration > 0 { // the agent of the running (or last) iteration
 		v.Agent = firstNonEmpty(st.Agent, agentClaude)
 	}

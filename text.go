@@ -52,6 +52,17 @@ func formatCost(x float64) string {
 	return fmt.Sprintf("$%.4f", x)
 }
 
+// costText is a cost as every view shows it: formatCost, marked "≈" when
+// it is (in part) estimated from tokens (codex reports no dollars), the
+// same mark on the progress line, the run's end, history, status, the
+// panel, ps and notifications.
+func costText(x float64, estimated bool) string {
+	if estimated {
+		return "≈" + formatCost(x)
+	}
+	return formatCost(x)
+}
+
 // lastLines joins the last n lines of s with " | ".
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
