@@ -20,37 +20,39 @@ import (
 	"time"
 )
 
-// findAgent finds agent a's command cmd, as run, verify, setup and edit
-// start it: its path, or a usage error (exit 2, the same for every agent)
-// that says why it cannot be used and how to install it.
-func findAgent(a agentCLI, cmd string) (string, error) {
+// notFoundMessage is what every command that starts claude says when there
+// is none.
+const notFoundMessage = "claude CLI not found: install it or set --claude / claude.command"
+
+// findAgent finds the agent command cmd, as run, setup and edit start it:
+// its path, or an error that says why it cannot be used.
+func findAgent(cmd string) (string, error) {
 	path, err := exec.LookPath(cmd)
 	if err != nil {
-		return "", agentLookupError(a, cmd, err)
+		return "", agentLookupError(cmd, err)
 	}
 	return path, nil
 }
 
-// agentLookupError explains why agent a's command cmd cannot be used: not
-// found (in $PATH, or a path that does not exist), or found but not
-// runnable (not executable, a directory). The hint says how to install it.
-func agentLookupError(a agentCLI, cmd string, err error) error {
+// agentLookupError explains why the agent command cmd cannot be used: not
+// found, or found but not runnable (not executable, a directory).
+func agentLookupError(cmd string, err error) error {
 	if errors.Is(err, exec.ErrNotFound) {
-		return &inputError{withHint(fmt.Errorf("%s CLI not found: looked for %q in $PATH", a.name(), cmd), "%s", a.installHint())}
+		return withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return &inputError{withHint(fmt.Errorf("%s CLI not found: %s does not exist", a.name(), cmd), "%s", a.installHint())}
+		return withHint(errors.New(notFoundMessage), "%s does not exist", cmd)
 	}
 	reason := err
 	var ee *exec.Error
 	if errors.As(err, &ee) {
 		reason = unwrapPathError(ee.Err)
 	}
-	hint := a.installHint()
+	hint := "set --claude / claude.command to the claude program"
 	if errors.Is(err, fs.ErrPermission) {
 		hint = fmt.Sprintf("make it executable (chmod +x %s), or %s", shellQuote(cmd), hint)
 	}
-	return &inputError{withHint(fmt.Errorf("%s CLI %s cannot be run: %v", a.name(), cmd, reason), "%s", hint)}
+	return withHint(fmt.Errorf("claude CLI %s cannot be run: %v", cmd, reason), "%s", hint)
 }
 
 // startAgent starts the agent. Its formatted transcript goes to transcript,

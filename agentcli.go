@@ -122,7 +122,28 @@ func unknownAgentText(name, what string) string {
 // findAgentCLI finds agent a's executable, as the settings name it: its
 // path, or a usage error (exit 2) that says how to install it.
 func findAgentCLI(a agentCLI, cfg *settings) (string, error) {
-	return findAgent(a, a.executable(cfg))
+	cmd := a.executable(cfg)
+	if a.name() == agentClaude {
+		return findAgent(cmd) // its messages, as they always were
+	}
+	path, err := findAgent(cmd)
+	if err == nil {
+		return path, nil
+	}
+	var he *hintError
+	if errors.As(err, &he) && strings.HasPrefix(he.err.Error(), notFoundMessage) {
+		return "", &inputError{withHint(fmt.Errorf("%s CLI not found: looked for %q in $PATH", a.name(), cmd), "%s", a.installHint())}
+	}
+	return "", &inputError{withHint(fmt.Errorf("%s CLI %s cannot be run: %v", a.name(), cmd, unwrapHint(err)), "%s", a.installHint())}
+}
+
+// unwrapHint is err's message less its hint.
+func unwrapHint(err error) error {
+	var he *hintError
+	if errors.As(err, &he) {
+		return he.err
+	}
+	return err
 }
 
 // agentChain is the agents of a run: the first, then the fallbacks, in

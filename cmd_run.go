@@ -249,8 +249,7 @@ iteration at once with the next agent; the record's agent and agentChange
 say which ran and why.
 
 Exit status: 0 completed or stopped; 1 error, failure condition, or max
-iterations reached right after a failed iteration; 2 usage error or
-the agent's CLI not installed;
+iterations reached right after a failed iteration; 2 usage error;
 129/130/131/143 after SIGHUP/SIGINT/SIGQUIT/SIGTERM.
 
 Examples:
