@@ -65,6 +65,9 @@ type gitState struct {
 	BaseCommit string `json:"baseCommit,omitempty"`
 	// Squashed is the branch's tip that the last merge --squash took.
 	Squashed string `json:"squashed,omitempty"`
+	// Removed: clean removed the worktree (the metadata it archived says
+	// so); a restored workspace's next run makes it again on its branch.
+	Removed bool `json:"removed,omitempty"`
 }
 
 // gitRepo is the repository a workspace's git work happens in.
@@ -275,12 +278,17 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 			return nil, nil, &inputError{fmt.Errorf("workspace %s's worktree exists already, made from %s: --base names a new worktree's start only; leave it out, or 'claude-iterate clean' the workspace first", w.Name, firstNonEmpty(st.Base, shortSHA(st.BaseCommit)))}
 		}
 		if g.isWorktreeAt(st.Worktree) {
+			st.Removed = false // a clean that did not get to remove it
 			return g, st, nil
 		}
 		if _, err := os.Lstat(st.Worktree); err == nil {
 			return nil, nil, fmt.Errorf("%s, workspace %s's worktree, is no longer a worktree of this repository: move it away, then run again (the branch %s is kept)", st.Worktree, w.Name, st.Branch)
 		}
-		req.warn("the worktree of workspace %s (%s) was deleted by hand: pruned, and made again on its branch %s", w.Name, st.Worktree, st.Branch)
+		if st.Removed {
+			req.warn("the worktree of workspace %s (%s) was removed by 'claude-iterate clean': made again on its branch %s", w.Name, st.Worktree, st.Branch)
+		} else {
+			req.warn("the worktree of workspace %s (%s) was deleted by hand: pruned, and made again on its branch %s", w.Name, st.Worktree, st.Branch)
+		}
 		if err := g.gitLocked(func() error { _, _, err := gitOut(g.top, nil, "worktree", "prune"); return err }); err != nil {
 			return nil, nil, fmt.Errorf("git worktree prune: %v", err)
 		}
