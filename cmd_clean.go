@@ -127,6 +127,9 @@ func runClean(env *cliEnv, args []string) error {
 	}
 	var info *archiveInfo
 	if !*noArchive {
+		if err := gitWork.markRemoved(w); err != nil {
+			return fmt.Errorf("saving workspace %s's metadata: %w (nothing was removed)", w.Name, err)
+		}
 		if err := gitWork.writePatch(w); err != nil {
 			return fmt.Errorf("keeping a patch of workspace %s's unmerged work: %w (nothing was removed)", w.Name, err)
 		}

@@ -223,6 +223,9 @@ func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
 				v = fmt.Sprintf("0 (%d in loop mode, %d in iterative mode)", defaultMaxIterationsFor(modeLoop), defaultMaxIterationsFor(modeIterative))
 			}
 		}
+		if k.name == "git.commit" && s.isDefault(k.name) {
+			v += " (with a worktree; without one only when set true)" // what happens: setupGit
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.name, v, s.sources[k.name])
 	}
 	if err := tw.Flush(); err != nil {

@@ -176,8 +176,20 @@ func runInit(env *cliEnv, args []string) error {
 		cfg["notifyUrl"] = notifyURL.s
 	}
 	addPermissionSettings(cfg, permissionMode, allowedTools)
+	worktreeSet := false
+	fs.Visit(func(f *flag.Flag) { worktreeSet = worktreeSet || f.Name == "worktree" })
+	if worktreeSet {
+		cfg["git.worktree"] = *worktree // --worktree=false says false, over a template's
+	}
 	if *worktree {
-		cfg["git.worktree"] = true // the worktree is made by the first run
+		// The worktree is made by the first run; a project it cannot be
+		// made in is refused now, not at that run.
+		if err := checkGitVersion(); err != nil {
+			return err
+		}
+		if _, err := openGitRepo(env.projectRoot, "--worktree"); err != nil {
+			return err
+		}
 	}
 	agents.addTo(cfg)
 	if err := checkInitAgents(env, cfg); err != nil {

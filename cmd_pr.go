@@ -26,7 +26,9 @@ when it is installed and logged in: its title is the task's first line, its
 body the workspace's history table. Without gh, or not logged in, it prints
 the push it made and the gh command (and, for a GitHub remote, the URL)
 that opens the pull request. The repository's configuration is not changed
-(no upstream is set).
+(no upstream is set). It refuses while a run of the workspace is going on
+(the run may commit to the branch while it is pushed): wait for the run to
+end, or stop it ('claude-iterate stop <workspace>'), then pr again.
 
 Options:
   --remote NAME   the remote to push to (default origin)
@@ -57,7 +59,7 @@ func runPR(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	release() // a push does not change the workspace: a run may go on
+	release() // refused while a run holds it; a run started now may go on (a push does not change the workspace)
 	url, stderr, err := gitOut(g.top, nil, "remote", "get-url", "--", remote.s)
 	if err != nil {
 		return fmt.Errorf("the repository has no remote %s (%s): add one (git remote add %s URL), or name another with --remote", remote.s, gitFailure(stderr, err), remote.s)

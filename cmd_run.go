@@ -8,6 +8,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"regexp"
 	"strings"
 	"time"
@@ -73,14 +74,19 @@ Options:
 Git (see 'Git' below):
   --worktree                  run the agent in a git worktree of its own
                               (config git.worktree; init --worktree keeps it)
+  --no-worktree               this run works in the main checkout, even in a
+                              workspace whose config or earlier run has a
+                              worktree (same as --worktree=false)
   --branch NAME               the worktree's branch (default
                               claude-iterate/<workspace>), when it is made
   --base REF                  what a new worktree's branch starts from
                               (default the current HEAD's branch)
   --commit                    commit each iteration's changes without a
                               worktree, on the current branch (config
-                              git.commit: true)
-  --no-commit                 no commits in the worktree (git.commit: false)
+                              git.commit: true; to keep it: 'claude-iterate
+                              config set git.commit true')
+  --no-commit                 no commits in the worktree (git.commit: false;
+                              same as --commit=false)
 
 Stop conditions (checked after each iteration; see Conditions below):
   --until-output TEXT         complete when the iteration's final result
@@ -279,8 +285,11 @@ type runOptions struct {
 	acceptComplete                                   bool
 	agents                                           agentFlags
 	// The worktree and the commits (gitrun.go).
-	worktree, commit, noCommit bool
-	branch, base               stringFlag
+	worktree, noWorktree, commit, noCommit bool
+	branch, base                           stringFlag
+	// given holds the flags on the command line, by name: a bool flag a
+	// config key also sets says false as well as true (--worktree=false).
+	given map[string]bool
 
 	// Stop conditions.
 	maxCost                            usdFlag
@@ -343,6 +352,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.testTimeout, "test-timeout", "")
 	fs.Var(&o.conditions, "conditions", "")
 	fs.BoolVar(&o.worktree, "worktree", false, "")
+	fs.BoolVar(&o.noWorktree, "no-worktree", false, "")
 	fs.Var(&o.branch, "branch", "")
 	fs.Var(&o.base, "base", "")
 	fs.BoolVar(&o.commit, "commit", false, "")
@@ -351,6 +361,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	o.given = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
 	for _, f := range []struct {
 		name string
 		v    stringFlag
@@ -394,8 +406,11 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 			return nil, nil, usagef("--output and -v/-q contradict each other")
 		}
 	}
-	if o.commit && o.noCommit {
+	if o.given["commit"] && o.given["no-commit"] {
 		return nil, nil, usagef("--commit and --no-commit contradict each other")
+	}
+	if o.given["worktree"] && o.given["no-worktree"] {
+		return nil, nil, usagef("--worktree and --no-worktree contradict each other")
 	}
 	for _, f := range []struct {
 		name string
@@ -468,17 +483,25 @@ func (o *runOptions) flagSettings() *configLayer {
 	if o.minIterations.set {
 		l.values["minIterations"] = o.minIterations.n
 	}
-	if o.verify {
-		l.values["verification.autoVerify"] = true
+	// A bool flag a key also sets: given, it says true or false
+	// (--verify=false); its --no- form says the opposite.
+	if o.given["verify"] {
+		l.values["verification.autoVerify"] = o.verify
 	}
 	if o.onQuestion.set {
 		l.values["onQuestion"] = o.onQuestion.s
 	}
-	if o.worktree {
-		l.values["git.worktree"] = true
+	if o.given["worktree"] {
+		l.values["git.worktree"] = o.worktree
 	}
-	if o.commit || o.noCommit {
+	if o.given["no-worktree"] {
+		l.values["git.worktree"] = !o.noWorktree
+	}
+	if o.given["commit"] {
 		l.values["git.commit"] = o.commit
+	}
+	if o.given["no-commit"] {
+		l.values["git.commit"] = !o.noCommit
 	}
 	return l
 }

@@ -31,6 +31,7 @@ type gitCleanPlan struct {
 	unmerged     int  // commits no other branch holds
 	uncommitted  bool // the worktree has changes not committed
 	missing      bool // the worktree was deleted by hand
+	removed      bool // or removed by an earlier clean (a restored workspace)
 	deleteBranch bool
 }
 
@@ -51,7 +52,7 @@ func planGitClean(env *cliEnv, w *workspace, force, noArchive, deleteBranch bool
 	if err != nil {
 		return nil, err
 	}
-	p := &gitCleanPlan{repo: g, st: st, deleteBranch: deleteBranch}
+	p := &gitCleanPlan{repo: g, st: st, deleteBranch: deleteBranch, removed: st.Removed}
 	if _, err := os.Lstat(st.Worktree); err != nil {
 		p.missing = true
 	} else if out, err := runGit(st.Worktree, "status", "--porcelain", "--untracked-files=all"); err != nil {
@@ -125,6 +126,18 @@ func (p *gitCleanPlan) writePatch(w *workspace) error {
 	return writeFileAtomicSync(filepath.Join(w.Dir, unmergedPatchFile), []byte(b.String()), 0o644, true)
 }
 
+// markRemoved says in w's metadata, before it is archived, that clean
+// removes the worktree: the restored workspace knows it was not deleted by
+// hand. A clean that stops before removing it leaves the mark, which the
+// next run, finding the worktree, clears.
+func (p *gitCleanPlan) markRemoved(w *workspace) error {
+	if p == nil || p.removed {
+		return nil
+	}
+	p.st.Removed = true
+	return w.save()
+}
+
 // remove removes the worktree (git worktree remove; pruned when it was
 // deleted by hand) and, with --delete-branch, the branch.
 func (p *gitCleanPlan) remove(env *cliEnv) error {
@@ -133,7 +146,9 @@ func (p *gitCleanPlan) remove(env *cliEnv) error {
 	}
 	return p.repo.gitLocked(func() error {
 		if p.missing {
-			fmt.Fprintf(env.stderr, "%s: warning: the worktree %s was deleted by hand: pruned\n", progName, relPath(env.projectRoot, p.st.Worktree))
+			if !p.removed { // a restored workspace's: clean removed it
+				fmt.Fprintf(env.stderr, "%s: warning: the worktree %s was deleted by hand: pruned\n", progName, relPath(env.projectRoot, p.st.Worktree))
+			}
 			if _, stderr, err := gitOut(p.repo.top, nil, "worktree", "prune"); err != nil {
 				return fmt.Errorf("git worktree prune failed: %s", gitFailure(stderr, err))
 			}

@@ -41,7 +41,7 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 	s := &runGitSetup{commit: commit, con: con, ws: ws}
 	if worktree {
 		warn := func(format string, args ...any) { con.errorf("warning: "+format, args...) }
-		g, st, err := ensureWorktree(env.projectRoot, ws, worktreeRequest{branch: opts.branch.s, base: opts.base.s, warn: warn})
+		g, st, err := ensureWorktree(env.projectRoot, ws, worktreeRequest{branch: opts.branch.s, base: opts.base.s, from: worktreeSource(cfg, ws), warn: warn})
 		if err != nil {
 			return nil, err
 		}
@@ -68,6 +68,27 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 		s.identity = gitIdentity(dir)
 	}
 	return s, nil
+}
+
+// worktreeSource says where a run's worktree comes from when no flag asked
+// for it, for the errors that would otherwise name --worktree: "" for the
+// flag.
+func worktreeSource(cfg *settings, ws *workspace) string {
+	switch src := cfg.sources["git.worktree"]; src {
+	case layerFlag:
+		return ""
+	case layerWorkspace:
+		return "git.worktree is set for this workspace (init --worktree)"
+	case layerDefault:
+		return fmt.Sprintf("workspace %s works in a worktree since an earlier run", ws.Name)
+	default:
+		for _, l := range cfg.layers {
+			if l.name == src && l.path != "" {
+				return "git.worktree is set in " + l.path
+			}
+		}
+		return "git.worktree is set in the " + src + " configuration"
+	}
 }
 
 // relInRepo is path relative to the repository's top, "." when it is

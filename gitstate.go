@@ -29,8 +29,10 @@ type gitView struct {
 	Merged      bool `json:"merged"`
 	// WorktreeMissing: the worktree was deleted by hand (the next run
 	// prunes it and makes it again).
-	WorktreeMissing bool   `json:"worktreeMissing,omitempty"`
-	Error           string `json:"error,omitempty"`
+	WorktreeMissing bool `json:"worktreeMissing,omitempty"`
+	// Removed: clean removed it (a restored workspace).
+	Removed bool   `json:"worktreeRemoved,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // viewGit reads w's git work; nil for a workspace without a worktree.
@@ -42,7 +44,7 @@ func viewGit(w *workspace) *gitView {
 	v := &gitView{Branch: st.Branch, Worktree: st.Worktree, Base: firstNonEmpty(st.Base, shortSHA(st.BaseCommit))}
 	dir := st.Worktree
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		v.WorktreeMissing, dir = true, w.Dir
+		v.WorktreeMissing, v.Removed, dir = true, st.Removed, w.Dir
 	}
 	base := firstNonEmpty(st.Base, st.BaseCommit)
 	out, err := runGit(dir, "rev-list", "--left-right", "--count", base+"..."+"refs/heads/"+st.Branch, "--")
@@ -81,6 +83,8 @@ func (v *gitView) text(root string) string {
 	}
 	s := fmt.Sprintf("branch %s, %s ahead of %s, %d behind", v.Branch, plural(v.Ahead, "commit"), v.Base, v.Behind)
 	switch {
+	case v.WorktreeMissing && v.Removed:
+		s += fmt.Sprintf("; its worktree %s was removed by clean (the next run makes it again)", relPath(root, v.Worktree))
 	case v.WorktreeMissing:
 		s += fmt.Sprintf("; its worktree %s is gone (the next run makes it again)", relPath(root, v.Worktree))
 	case v.Uncommitted > 0:

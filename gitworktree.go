@@ -65,6 +65,9 @@ type gitState struct {
 	BaseCommit string `json:"baseCommit,omitempty"`
 	// Squashed is the branch's tip that the last merge --squash took.
 	Squashed string `json:"squashed,omitempty"`
+	// Removed: clean removed the worktree (the metadata it archived says
+	// so); a restored workspace's next run makes it again on its branch.
+	Removed bool `json:"removed,omitempty"`
 }
 
 // gitRepo is the repository a workspace's git work happens in.
@@ -141,14 +144,27 @@ func checkGitVersion() error {
 
 // openGitRepo finds the repository around dir, refusing none and a bare one.
 func openGitRepo(dir, what string) (*gitRepo, error) {
+	return openGitRepoFrom(dir, what, "")
+}
+
+// openGitRepoFrom is openGitRepo for a setting the user did not give on
+// the command line: from says where it is set (worktreeSource), and the
+// refusals name it rather than the flag.
+func openGitRepoFrom(dir, what, from string) (*gitRepo, error) {
 	bare, stderr, err := gitOut(dir, nil, "rev-parse", "--is-bare-repository")
 	if err != nil {
 		if strings.Contains(stderr, "not a git repository") {
+			if from != "" {
+				return nil, fmt.Errorf("%s, and %s is not in a git repository: run 'git init' there and commit once, or run this once with --no-worktree", from, dir)
+			}
 			return nil, fmt.Errorf("%s needs a git repository, and %s is not in one: run 'git init' there and commit once, or run without %s", what, dir, what)
 		}
 		return nil, fmt.Errorf("%s: git rev-parse failed in %s: %s", what, dir, gitFailure(stderr, err))
 	}
 	if bare == "true" {
+		if from != "" {
+			return nil, fmt.Errorf("%s, and %s is in a bare repository: clone it ('git clone %s work') and run there, or run this once with --no-worktree", from, dir, dir)
+		}
 		return nil, fmt.Errorf("%s needs a checkout, and %s is in a bare repository: clone it ('git clone %s work') and run there", what, dir, dir)
 	}
 	out, stderr, err := gitOut(dir, nil, "rev-parse", "--show-toplevel", "--git-common-dir")
@@ -205,6 +221,13 @@ func (g *gitRepo) worktreeOf(branch string) string {
 	return ""
 }
 
+// hasCommit reports whether the repository has a commit: one made by
+// 'git init' has none until its first.
+func (g *gitRepo) hasCommit() bool {
+	out, _, err := gitOut(g.top, nil, "rev-list", "-n", "1", "--all")
+	return err == nil && out != ""
+}
+
 // branchExists reports whether refs/heads/branch exists.
 func (g *gitRepo) branchExists(branch string) bool {
 	_, _, err := gitOut(g.top, nil, "show-ref", "--verify", "--quiet", "refs/heads/"+branch)
@@ -231,7 +254,10 @@ func (g *gitRepo) isWorktreeAt(dir string) bool {
 // worktreeRequest is what a run asks of the workspace's worktree.
 type worktreeRequest struct {
 	branch, base string // from --branch and --base; "" for the defaults
-	warn         func(format string, args ...any)
+	// from says where git.worktree is set when no flag set it
+	// (worktreeSource); "" for --worktree.
+	from string
+	warn func(format string, args ...any)
 }
 
 // ensureWorktree makes w's worktree, or finds the one it has, and returns
@@ -240,24 +266,29 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 	if err := checkGitVersion(); err != nil {
 		return nil, nil, err
 	}
-	g, err := openGitRepo(projectRoot, "--worktree")
+	g, err := openGitRepoFrom(projectRoot, "--worktree", req.from)
 	if err != nil {
 		return nil, nil, err
 	}
 	if st := w.meta.Git; st != nil && st.Worktree != "" {
 		if req.branch != "" && req.branch != st.Branch {
-			return nil, nil, fmt.Errorf("workspace %s already works on branch %s in %s: --branch names a new worktree's branch only; leave it out, or 'claude-iterate clean' the workspace first", w.Name, st.Branch, st.Worktree)
+			return nil, nil, &inputError{fmt.Errorf("workspace %s already works on branch %s in %s: --branch names a new worktree's branch only; leave it out, or 'claude-iterate clean' the workspace first", w.Name, st.Branch, st.Worktree)}
 		}
 		if req.base != "" {
-			return nil, nil, fmt.Errorf("workspace %s's worktree exists already, made from %s: --base names a new worktree's start only; leave it out, or 'claude-iterate clean' the workspace first", w.Name, firstNonEmpty(st.Base, shortSHA(st.BaseCommit)))
+			return nil, nil, &inputError{fmt.Errorf("workspace %s's worktree exists already, made from %s: --base names a new worktree's start only; leave it out, or 'claude-iterate clean' the workspace first", w.Name, firstNonEmpty(st.Base, shortSHA(st.BaseCommit)))}
 		}
 		if g.isWorktreeAt(st.Worktree) {
+			st.Removed = false // a clean that did not get to remove it
 			return g, st, nil
 		}
 		if _, err := os.Lstat(st.Worktree); err == nil {
 			return nil, nil, fmt.Errorf("%s, workspace %s's worktree, is no longer a worktree of this repository: move it away, then run again (the branch %s is kept)", st.Worktree, w.Name, st.Branch)
 		}
-		req.warn("the worktree of workspace %s (%s) was deleted by hand: pruned, and made again on its branch %s", w.Name, st.Worktree, st.Branch)
+		if st.Removed {
+			req.warn("the worktree of workspace %s (%s) was removed by 'claude-iterate clean': made again on its branch %s", w.Name, st.Worktree, st.Branch)
+		} else {
+			req.warn("the worktree of workspace %s (%s) was deleted by hand: pruned, and made again on its branch %s", w.Name, st.Worktree, st.Branch)
+		}
 		if err := g.gitLocked(func() error { _, _, err := gitOut(g.top, nil, "worktree", "prune"); return err }); err != nil {
 			return nil, nil, fmt.Errorf("git worktree prune: %v", err)
 		}
@@ -268,13 +299,22 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 		branch = branchPrefix + w.Name
 	}
 	if _, stderr, err := gitOut(g.top, nil, "check-ref-format", "--branch", branch); err != nil {
-		return nil, nil, fmt.Errorf("%q is not a valid branch name (%s): choose another with --branch", branch, gitFailure(stderr, err))
+		why := gitFailure(stderr, err)
+		if strings.Contains(why, "not a valid branch name") {
+			why = "" // git says only that
+		} else {
+			why = " (" + why + ")"
+		}
+		return nil, nil, fmt.Errorf("%q is not a valid branch name%s: choose another with --branch", branch, why)
 	}
 	dir := defaultWorktreeDir(projectRoot, w.Name)
 	if _, err := os.Lstat(dir); err == nil {
 		return nil, nil, fmt.Errorf("the worktree path %s is occupied: move it away (or remove it with 'git worktree remove %s'), then run again", dir, dir)
 	}
 	if other := g.worktreeOf(branch); other != "" {
+		if sameDir(other, g.top) {
+			return nil, nil, fmt.Errorf("branch %s is checked out in the main checkout (%s): choose another branch with --branch", branch, other)
+		}
 		return nil, nil, fmt.Errorf("branch %s is checked out in %s: choose another with --branch, or free it ('git worktree remove %s')", branch, other, other)
 	}
 	st := &gitState{Worktree: dir, Branch: branch}
@@ -289,6 +329,9 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 			return nil, nil, errors.New("HEAD is detached: name the branch or commit to start from with --base REF")
 		}
 		base = head
+		if !exists && !g.hasCommit() {
+			return nil, nil, errors.New("the repository has no commit yet: commit once first, then run again")
+		}
 	}
 	if exists {
 		// A branch kept from before (clean without --delete-branch): its
@@ -301,7 +344,10 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 	} else {
 		sha, _, err := gitOut(projectRoot, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", base+"^{commit}")
 		if err != nil || sha == "" {
-			return nil, nil, fmt.Errorf("--base %s is not a commit of this repository (an empty repository has none: commit once first): name a branch, tag or commit", base)
+			if !g.hasCommit() {
+				return nil, nil, fmt.Errorf("--base %s is not a commit of this repository, which has no commit yet: commit once first, then run again", base)
+			}
+			return nil, nil, fmt.Errorf("--base %s is not a commit of this repository: name a branch, tag or commit", base)
 		}
 		st.BaseCommit = sha
 		if g.branchExists(base) {
