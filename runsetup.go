@@ -177,10 +177,10 @@ func (r *runner) setup(pos []string) error {
 
 // setupFailed records a run that failed before its first iteration, once
 // it held the workspace: the metadata says so as on every other way out
-// (status failed, the reason, the exit status), instead of showing the
-// earlier run's ending, unless the run was refused as a usage fault
-// (exit 2), which leaves the earlier ending; the log, if open, ends with
-// its RUN ENDED.
+// (status failed, the reason, the exit status; SPEC.md §2: on every exit
+// path), instead of showing the earlier run's ending; the log, if open,
+// ends with its RUN ENDED. The metadata is saved also for what the set-up
+// made (a worktree).
 func (r *runner) setupFailed(err error) {
 	if r.lock == nil || r.ws == nil || r.ws.meta == nil {
 		return // not this run's workspace to write
@@ -190,14 +190,8 @@ func (r *runner) setupFailed(err error) {
 		reason = "error: " + he.err.Error() // the hint is no reason
 	}
 	m, now := r.ws.meta, time.Now().UTC().Truncate(time.Second)
-	// A run refused for what it was asked (a usage fault: a flag the
-	// workspace cannot take, an agent CLI not installed) never ran: the
-	// last real run's outcome stays. The metadata is saved all the same,
-	// for what the set-up made (a worktree).
-	if code != exitUsage {
-		m.Status, m.LastStopReason, m.LastExitCode, m.PID = statusFailed, reason, &code, 0
-		m.LastRun, m.LastRunIterations = &now, 0
-	}
+	m.Status, m.LastStopReason, m.LastExitCode, m.PID = statusFailed, reason, &code, 0
+	m.LastRun, m.LastRunIterations = &now, 0
 	// Not held: the run's first save failed, and that is the error to
 	// report, once (a second save would fail the same way).
 	if serr := r.ws.save(); r.ws.held && serr != nil && !isGone(serr) {
