@@ -224,7 +224,9 @@ func (g *gitRepo) worktreeOf(branch string) string {
 // hasCommit reports whether the repository has a commit: one made by
 // 'git init' has none until its first.
 func (g *gitRepo) hasCommit() bool {
-	out, _, err := gitOut(g.top, nil, "rev-list", "-n", "1", "--all")
+	// Branches and tags only: --all reads every worktree's HEAD too, and
+	// one another run is making at this moment fails it (git-many).
+	out, _, err := gitOut(g.top, nil, "for-each-ref", "--count=1", "--format=%(objectname)", "refs/heads", "refs/tags")
 	return err == nil && out != ""
 }
 
