@@ -415,9 +415,9 @@ func shortSHA(sha string) string {
 
 // workRoot is the project root the agent works in: its worktree's, with
 // one, else the project's.
-func (p *runPlan) workRoot() string {
-	if p.gitSetup != nil && p.gitSetup.workRoot != "" {
-		return p.gitSetup.workRoot
+func (r *runPlan) workRoot() string {
+	if r.gitSetup != nil && r.gitSetup.workRoot != "" {
+		return r.gitSetup.workRoot
 	}
-	return p.env.projectRoot
+	return r.env.projectRoot
 }

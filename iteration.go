@@ -84,7 +84,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	case failed:
 		end = endFailed
 	}
-	ts, warn, after := readTaskStatusCopy(r.ws)
+	ts, after, warn := readTaskStatusCopy(r.ws)
 	ev := r.checks.status.judge(it.status, after, ts)
 	refused := describeDenials(o.denials(), r.env.projectRoot)
 	if len(refused) > 0 && !failed && !ev.madeProgress(r.count.bestCompleted) {
@@ -179,7 +179,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 // record records an iteration that the loop does not judge further: an
 // interrupted one, or one that hit a usage limit.
 func (r *runner) record(it *iterationRun, end, reason string) *iterationRecord {
-	ts, _, after := readTaskStatusCopy(r.ws)
+	ts, after, _ := readTaskStatusCopy(r.ws)
 	ev := r.checks.status.judge(it.status, after, ts)
 	ev.fail() // not a counted iteration: it completes nothing
 	if end == endLimit {

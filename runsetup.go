@@ -126,7 +126,7 @@ func (r *runner) setup(pos []string) error {
 	if d, err := time.ParseDuration(os.Getenv(resultWatchdogEnv)); err == nil && d > 0 {
 		r.sup.resultWatchdog = d
 	}
-	ts, _, found := readTaskStatusCopy(ws)
+	ts, found, _ := readTaskStatusCopy(ws)
 	if ts.HasProgress {
 		r.count.bestCompleted = ts.Completed
 	}

@@ -98,17 +98,17 @@ func parseTODO(data []byte) (completed, total int) {
 // readTaskStatus reads the workspace's progress. warn, if not nil, says why
 // .status.json was not used.
 func readTaskStatus(w *workspace) (ts taskStatus, warn error) {
-	ts, warn, _ = readTaskStatusCopy(w)
+	ts, _, warn = readTaskStatusCopy(w)
 	return ts, warn
 }
 
 // readTaskStatusCopy is readTaskStatus that also returns the copy of
 // .status.json it read, for the before-and-after look (evidence.go).
-func readTaskStatusCopy(w *workspace) (ts taskStatus, warn error, c statusCopy) {
+func readTaskStatusCopy(w *workspace) (ts taskStatus, c statusCopy, warn error) {
 	c, err := readStatusCopy(w.statusPath())
 	if err == nil {
 		if c.parsed {
-			return c.status, nil, c
+			return c.status, c, nil
 		}
 		warn = fmt.Errorf("%s is invalid (%v)", w.statusPath(), c.err)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -120,13 +120,13 @@ func readTaskStatusCopy(w *workspace) (ts taskStatus, warn error, c statusCopy) 
 		data, err := readRegularFile(p, agentFileCap)
 		if err == nil {
 			done, t := parseTODO(data)
-			return taskStatus{HasProgress: t > 0, Completed: done, Total: t, Source: todoFile}, warn, c
+			return taskStatus{HasProgress: t > 0, Completed: done, Total: t, Source: todoFile}, c, warn
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			warn = fmt.Errorf("%v, and reading %s: %v", warn, p, unwrapPathError(err))
 		}
 	}
-	return taskStatus{}, warn, c
+	return taskStatus{}, c, warn
 }
 
 // progressText shows progress as "n/total", or "-".
