@@ -51,18 +51,11 @@ func runEdit(env *cliEnv, args []string) error {
 	if len(pos) == 0 {
 		return usagef("missing workspace")
 	}
-	if err := checkClaudeFlag(claude); err != nil {
-		return err
-	}
-	if err := agents.check(); err != nil {
-		return err
-	}
-	arg := pos[0]
-	project, user, err := baseLayers(env.projectRoot)
+	project, user, base, err := sessionLayers(env, claude, &agents)
 	if err != nil {
 		return err
 	}
-	base := resolveSettings(envLayer(), project, user)
+	arg := pos[0]
 	w, err := openWorkspace(env, base.WorkspacesDir, arg)
 	if err != nil {
 		var nw *errNoWorkspace

@@ -81,18 +81,11 @@ func runSetup(env *cliEnv, args []string) error {
 	if mode.set && mode.s != modeLoop && mode.s != modeIterative {
 		return usagef("invalid value %q for flag --mode: want loop or iterative", mode.s)
 	}
-	if err := checkClaudeFlag(claude); err != nil {
-		return err
-	}
-	if err := agents.check(); err != nil {
-		return err
-	}
-	arg := pos[0]
-	project, user, err := baseLayers(env.projectRoot)
+	project, user, base, err := sessionLayers(env, claude, &agents)
 	if err != nil {
 		return err
 	}
-	base := resolveSettings(envLayer(), project, user)
+	arg := pos[0]
 	w, err := locateWorkspace(env.projectRoot, base.WorkspacesDir, arg)
 	if err != nil {
 		return err

@@ -181,3 +181,19 @@ func sessionTerminal(env *cliEnv, cmd string) (in, out, errOut *os.File, err err
 	}
 	return in, out, errOut, nil
 }
+
+// sessionLayers checks setup's and edit's agent flags, and reads the
+// configuration layers below the workspace's: the project's and the
+// user's, and the settings they make with the environment's.
+func sessionLayers(env *cliEnv, claude stringFlag, agents *agentFlags) (project, user *configLayer, base *settings, err error) {
+	if err := checkClaudeFlag(claude); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := agents.check(); err != nil {
+		return nil, nil, nil, err
+	}
+	if project, user, err = baseLayers(env.projectRoot); err != nil {
+		return nil, nil, nil, err
+	}
+	return project, user, resolveSettings(envLayer(), project, user), nil
+}
