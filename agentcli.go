@@ -37,7 +37,9 @@ package main
 //     stream-json fast path;
 //   - refusedHint: how to let it use its tools, shown once when it
 //     refused some; and, optionally, stderrRefusals: the refusals that
-//     only its stderr tells (codex's rejected patches);
+//     only its stderr tells (codex's rejected patches), and
+//     sessionRefusals: those only its session file tells (codex's
+//     commands refused at once, codexrollout.go);
 //   - sessionArgs: its arguments for setup and edit, run on the terminal
 //     with a system prompt and a first message.
 
@@ -284,6 +286,11 @@ func agentChildSpec(a agentCLI, cfg *settings, path string) childSpec {
 		stderrRefusals(tail string) []permissionDenial
 	}); ok {
 		spec.stderrRefusals = r.stderrRefusals
+	}
+	if r, ok := a.(interface {
+		sessionRefusals(args, env []string, session string, shown []permissionDenial) ([]permissionDenial, int)
+	}); ok {
+		spec.sessionRefusals = r.sessionRefusals
 	}
 	return spec
 }

@@ -46,6 +46,11 @@ type childSpec struct {
 	// CLI refused without a word in its stream (codex's rejected patches);
 	// nil: none are.
 	stderrRefusals func(tail string) []permissionDenial
+	// sessionRefusals judges, once the agent has ended, the calls its CLI
+	// refused: those its stream and stderr showed (shown), and after them
+	// the more ones only its session tells (codex's commands refused at
+	// once, codexrollout.go); nil: shown stand.
+	sessionRefusals func(args, env []string, session string, shown []permissionDenial) (refused []permissionDenial, more int)
 }
 
 // childPipes are a child's standard streams: for each, the tool's end and

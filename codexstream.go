@@ -34,7 +34,8 @@ package main
 // result): a command whose status is "declined", or one that failed with
 // the words of a sandbox denial in its output ("Operation not permitted",
 // "Read-only file system", ...: codex's own test, is_likely_sandbox_denied),
-// and a file change that failed. A usage limit is the result's text
+// and a file change that failed; a command refused so fast that codex
+// gives it no item is found in its session file (codexrollout.go). A usage limit is the result's text
 // ("You've hit your usage limit. ... try again at 3:28 PM."): limits.go.
 //
 // The cost is an estimate: (input − cached) × inputPerMTok + cached ×

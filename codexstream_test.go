@@ -247,7 +247,7 @@ func TestCodexFixtures(t *testing.T) {
 			stderr, _ := os.ReadFile(filepath.Join("testdata/fixtures/codex", tc.name+".stderr"))
 			o, text := codexOutcome(t, string(data))
 			o.finish(nil, string(stderr))
-			o.stderrRefused(agentChildSpec(codexAgent{}, &settings{}, "codex"))
+			o.lateRefused(agentChildSpec(codexAgent{}, &settings{}, "codex"))
 			failed, why := o.failed()
 			if failed != tc.failed || (tc.why != "" && why != tc.why) {
 				t.Errorf("failed %v %q, want %v %q", failed, why, tc.failed, tc.why)

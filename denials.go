@@ -33,7 +33,7 @@ const refusedHint = `claude asks before it writes files or runs commands, and in
 	`or run with --dangerously-skip-permissions (only inside a sandbox)`
 
 // denials returns the tool calls the iteration's CLI refused: its
-// result's, and those only its stderr told (stderrRefused).
+// result's, and those only its stderr or session told (lateRefused).
 func (o *iterationOutcome) denials() []permissionDenial {
 	if o.result == nil {
 		return o.stderrDenials
@@ -44,12 +44,25 @@ func (o *iterationOutcome) denials() []permissionDenial {
 	return o.result.PermissionDenials
 }
 
-// stderrRefused adds the refusals the agent's stderr tells (spec's
-// stderrRefusals), once the agent has ended.
-func (o *iterationOutcome) stderrRefused(spec childSpec) {
+// lateRefused judges, once the agent has ended, the refusals its stream
+// did not show: those its stderr tells (spec's stderrRefusals) and those
+// its session file does (sessionRefusals, which may also find that none
+// is a refusal; each one it adds is also a call of its tool).
+func (o *iterationOutcome) lateRefused(spec childSpec) {
 	if spec.stderrRefusals != nil {
 		o.stderrDenials = spec.stderrRefusals(o.stderrTail)
 	}
+	if spec.sessionRefusals == nil || o.result == nil {
+		return
+	}
+	refused, more := spec.sessionRefusals(spec.args, spec.env, o.result.sessionID, o.denials())
+	for _, d := range refused[len(refused)-more:] {
+		if o.tools == nil {
+			o.tools = map[string]int{}
+		}
+		o.tools[d.ToolName]++
+	}
+	o.result.PermissionDenials, o.stderrDenials = refused, nil
 }
 
 // describeDenial names a refused call: the tool and its key argument

@@ -57,7 +57,8 @@ package main
 //     stream-json by streamjson.go and its fast path streamfast.go (with
 //     jsonscan.go, jsonstring.go); codex's JSON Lines by codexstream.go and
 //     its fast path codexfast.go (codexcommand.go shows its commands as the
-//     model wrote them). Each event is formatted for the transcript
+//     model wrote them; codexrollout.go finds in its session file the
+//     commands its sandbox refused that the stream did not show). Each event is formatted for the transcript
 //     (transcript.go, sanitize.go), followed on the activity line
 //     (activity.go), and read into the iteration's outcome (outcome.go,
 //     limits.go, denials.go, permissions.go).

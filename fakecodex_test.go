@@ -31,13 +31,24 @@ package main
 //	error TEXT           a top-level error event
 //	trap-int DURATION    on SIGINT: clean up for DURATION, touch
 //	                     $FAKE_CODEX.cleaned, print turn.failed, exit 130
+//	quiet-refused CMD    a command its sandbox refused at once: no item in
+//	                     the stream, only in the session file
+//
+// With $CODEX_HOME set, each command directive also goes to the session
+// file, as the real CLI writes it (codexrollout.go):
+// $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread>.jsonl, a
+// function_call and its function_call_output; with $FAKE_CODEX_ROLLOUT=fifo
+// that path is a FIFO nobody writes, =link a link to $FAKE_CODEX_ROLLOUT_TO.
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,7 +71,7 @@ func fakeCodex() int {
 	stdin, _ := io.ReadAll(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
-	fakeEmitTo(out, map[string]any{"type": "thread.started", "thread_id": "0199-fake-thread"})
+	fakeEmitTo(out, map[string]any{"type": "thread.started", "thread_id": fakeCodexThread})
 	fakeEmitTo(out, map[string]any{"type": "turn.started"})
 	out.Flush()
 	script := os.Getenv("FAKE_CODEX")
@@ -131,6 +142,51 @@ func fakeCodexInteractive(args []string) int {
 // fakeCodexItems numbers the items of one call.
 var fakeCodexItems int
 
+// fakeCodexThread is the fake's session id.
+const fakeCodexThread = "0199-fake-thread"
+
+// fakeCodexRollout adds a command call and its output (exit code exit,
+// output text) to the session file under $CODEX_HOME, if it is set.
+func fakeCodexRollout(cmd string, exit int, output string) {
+	home := os.Getenv("CODEX_HOME")
+	if home == "" {
+		return
+	}
+	now := time.Now()
+	dir := filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
+	os.MkdirAll(dir, 0o755)
+	path := filepath.Join(dir, "rollout-"+now.Format("2006-01-02T15-04-05")+"-"+fakeCodexThread+".jsonl")
+	if m, _ := filepath.Glob(filepath.Join(dir, "rollout-*-"+fakeCodexThread+".jsonl")); len(m) > 0 {
+		path = m[0]
+	}
+	switch os.Getenv("FAKE_CODEX_ROLLOUT") {
+	case "fifo":
+		syscall.Mkfifo(path, 0o644)
+		return
+	case "link":
+		os.Symlink(os.Getenv("FAKE_CODEX_ROLLOUT_TO"), path)
+		return
+	}
+	fakeCodexItems++
+	id := fmt.Sprintf("call_%d", fakeCodexItems)
+	args, _ := json.Marshal(map[string]string{"cmd": cmd})
+	text := fmt.Sprintf("Chunk ID: 0a1b2c\nWall time: 0.0000 seconds\nProcess exited with code %d\nOriginal token count: 14\nOutput:\n%s", exit, output)
+	var b bytes.Buffer
+	for _, p := range []map[string]any{
+		{"type": "function_call", "name": "exec_command", "arguments": string(args), "call_id": id},
+		{"type": "function_call_output", "call_id": id, "output": text},
+	} {
+		line, _ := json.Marshal(map[string]any{"timestamp": now.UTC().Format(time.RFC3339Nano), "type": "response_item", "payload": p})
+		b.Write(append(line, '\n'))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	f.Write(b.Bytes())
+	f.Close()
+}
+
 // fakeCodexDirective runs one of codex's own directives; known is false for
 // any other.
 func fakeCodexDirective(out *bufio.Writer, verb, arg, script string) (code int, done, known bool) {
@@ -175,6 +231,7 @@ func fakeCodexDirective(out *bufio.Writer, verb, arg, script string) (code int, 
 		started := command("", cmd, nil, "in_progress", "")
 		emit("item.started", map[string]any{"item": started})
 		emit("item.completed", map[string]any{"item": command(started["id"].(string), cmd, &exit, status, "output of "+cmd+"\n")})
+		fakeCodexRollout(cmd, exit, "output of "+cmd+"\n")
 	case "command-start":
 		emit("item.started", map[string]any{"item": command("cmd-"+strconv.Itoa(fakeCodexItems+1), arg, nil, "in_progress", "")})
 	case "command-end":
@@ -187,6 +244,9 @@ func fakeCodexDirective(out *bufio.Writer, verb, arg, script string) (code int, 
 		exit := 1
 		emit("item.started", map[string]any{"item": command("sbx", arg, nil, "in_progress", "")})
 		emit("item.completed", map[string]any{"item": command("sbx", arg, &exit, "failed", "sh: 1: cannot create x: Read-only file system\n")})
+		fakeCodexRollout(arg, exit, "sh: 1: cannot create x: Read-only file system\n")
+	case "quiet-refused":
+		fakeCodexRollout(arg, 1, arg+": Read-only file system\n")
 	case "file":
 		emit("item.completed", map[string]any{"item": item("file_change", map[string]any{"changes": []any{map[string]any{"path": arg, "kind": "update"}}, "status": "completed"})})
 	case "done":

@@ -59,7 +59,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 		o = &iterationOutcome{} // its reader still fills the other one
 	}
 	o.finish(c.waitErr, c.tail.String())
-	o.stderrRefused(spec)
+	o.lateRefused(spec)
 	o.hang = end.hang
 	o.interrupted = r.sup.ending()
 	o.elapsed = time.Since(it.started) - end.suspended

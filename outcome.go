@@ -28,7 +28,8 @@ type iterationOutcome struct {
 	exitCode   int
 	exitSignal string
 	stderrTail string
-	// stderrDenials are refused calls only the agent's stderr told.
+	// stderrDenials are refused calls only the agent's stderr or session
+	// file told (lateRefused).
 	stderrDenials []permissionDenial
 	// hang names the hang protection that ended the agent, if one did.
 	hang string

@@ -105,7 +105,7 @@ func (v *verifier) run() (*verification, error) {
 		o = &iterationOutcome{} // its reader still fills the other one
 	}
 	o.finish(c.waitErr, c.tail.String())
-	o.stderrRefused(spec)
+	o.lateRefused(spec)
 	o.hang = end.hang
 	o.interrupted = v.sup.ending()
 	o.elapsed = time.Since(vr.started) - end.suspended
