@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestReadRegularFileCap reads a file of exactly the cap whole, and
+// refuses one a byte over it.
+func TestReadRegularFileCap(t *testing.T) {
+	dir := t.TempDir()
+	const max = 4096
+	for _, size := range []int{0, 1, max - 1, max, max + 1, 3 * max} {
+		path := filepath.Join(dir, "f")
+		want := bytes.Repeat([]byte("0123456789abcdef"), size/16+1)[:size]
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readRegularFile(path, max)
+		if size > max {
+			if err == nil || !strings.Contains(err.Error(), "larger than 4096 bytes") {
+				t.Errorf("size %d: err = %v, want larger than 4096 bytes", size, err)
+			}
+			continue
+		}
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("size %d: read %d bytes, %v; want all %d", size, len(got), err, size)
+		}
+		_, fi, err := readRegularFileInfo(path, max)
+		if err != nil || fi.Size() != int64(size) || !fi.Mode().IsRegular() || fi.Name() != "f" {
+			t.Errorf("size %d: info %v, %v", size, fi, err)
+		}
+	}
+}
+
+// TestReadKernelFileGrows reads a file whose size is not known in advance
+// (as /proc's, reported as 0) through as many buffer growths as it takes,
+// and stops at the cap without an error.
+func TestReadKernelFileGrows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k")
+	want := bytes.Repeat([]byte("kernel line\n"), 1000) // 12,000 bytes: over 1,024 many times
+	os.WriteFile(path, want, 0o644)
+	got, err := readKernelFile(path, 1<<20)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("read %d bytes, %v; want all %d", len(got), err, len(want))
+	}
+	got, err = readKernelFile(path, 100)
+	if err != nil || !bytes.Equal(got, want[:100]) {
+		t.Errorf("capped read: %d bytes, %v; want the first 100", len(got), err)
+	}
+	if _, err := readKernelFile(filepath.Join(t.TempDir(), "none"), 10); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestFileKind names each kind of file in the refusals, and refuses every
+// one that is not a regular file.
+func TestFileKind(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	link := filepath.Join(dir, "link")
+	os.Symlink("/dev/null", link)
+	for _, c := range []struct{ path, kind string }{
+		{dir, "a directory"},
+		{fifo, "a named pipe"},
+		{sock, "a socket"},
+		{"/dev/null", "a device"},
+		{link, "a device"}, // a link is followed to what it names
+	} {
+		_, err := readRegularFile(c.path, 10)
+		if err == nil || !errors.Is(err, errNotRegular) || !strings.HasSuffix(err.Error(), "not a regular file ("+c.kind+")") {
+			t.Errorf("readRegularFile(%s) = %v, want not a regular file (%s)", c.path, err, c.kind)
+		}
+		if _, _, err := openRegular(c.path); err == nil || !strings.Contains(err.Error(), c.kind) {
+			t.Errorf("openRegular(%s) = %v, want %s", c.path, err, c.kind)
+		}
+	}
+	fi, err := os.Lstat(link)
+	if err != nil || fileKind(fi) != "a symbolic link" {
+		t.Errorf("fileKind(lstat of a link) = %q, %v", fileKind(fi), err)
+	}
+	fi, _ = os.Stat(fifo)
+	if got := fileKind(fi); got != "a named pipe" {
+		t.Errorf("fileKind(fifo) = %q", got)
+	}
+	reg := filepath.Join(dir, "reg")
+	os.WriteFile(reg, nil, 0o644)
+	fi, _ = os.Stat(reg)
+	if got := fileKind(fi); got != "a regular file" {
+		t.Errorf("fileKind(regular) = %q", got)
+	}
+}
