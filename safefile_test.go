@@ -105,3 +105,32 @@ func TestFileKind(t *testing.T) {
 		t.Errorf("fileKind(regular) = %q", got)
 	}
 }
+
+// TestReadStreamCap reads a stream of exactly the cap, and refuses one a
+// byte over it.
+func TestReadStreamCap(t *testing.T) {
+	for _, n := range []int{0, 99, 100, 101} {
+		data, err := readStream(strings.NewReader(strings.Repeat("x", n)), 100)
+		if n > 100 {
+			if err == nil || err.Error() != "larger than 100 bytes" {
+				t.Errorf("%d bytes: %v, want larger than 100 bytes", n, err)
+			}
+			continue
+		}
+		if err != nil || len(data) != n {
+			t.Errorf("%d bytes: read %d, %v", n, len(data), err)
+		}
+	}
+	if got := tooLargeError(4 << 20).Error(); got != "larger than 4 MiB" {
+		t.Errorf("tooLargeError(4 MiB) = %q", got)
+	}
+}
+
+// TestOpenTerminalRefuses opens only a terminal.
+func TestOpenTerminalRefuses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(path, nil, 0o644)
+	if f, err := openTerminal(path); err == nil || !strings.HasSuffix(err.Error(), "not a terminal") {
+		t.Errorf("openTerminal(a file) = %v, %v; want not a terminal", f, err)
+	}
+}
