@@ -65,7 +65,8 @@ package main
 //  6. The iteration yields one record (record.go), judged on what the
 //     agent wrote this iteration (evidence.go, statusfile.go,
 //     statuswatch.go) and the files it changed (gitfiles.go), and
-//     committed on the workspace's branch (gitcommit.go). The record is
+//     committed on the workspace's branch (gitcommit.go; on the user's
+//     checkout without the user's own edits, gitmine.go). The record is
 //     appended to history.jsonl (history.go; read back a piece at a time
 //     by historyscan.go), and all else derives from it: the counters and
 //     the stop conditions (loop.go, conditions.go), the events (events.go),

@@ -48,6 +48,7 @@ type runGitSetup struct {
 	ws       *workspace
 	con      *console
 	log      *runLog
+	left     *agentLeft // the user's checkout: what is whose (gitmine.go)
 }
 
 // gitIdentity returns the -c options a commit in dir needs: none when git
@@ -206,6 +207,9 @@ func commitMessage(ws string, rec *iterationRecord, said string) string {
 	if rec.End != endDone {
 		fmt.Fprintf(&b, "Ended: %s%s\n", rec.End, map[bool]string{true: " (" + oneLine(rec.Reason) + ")", false: ""}[rec.Reason != ""])
 	}
+	if len(rec.CommitLeftOut) > 0 {
+		fmt.Fprintf(&b, "Left out (uncommitted changes from before the iteration): %s\n", strings.Join(rec.CommitLeftOut, ", "))
+	}
 	fmt.Fprintf(&b, "\nClaude-Iterate-Run: %s\nClaude-Iterate-Iteration: %d\n", rec.Run, rec.Iteration)
 	return b.String()
 }
@@ -236,9 +240,15 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 		return
 	}
 	paths := g.commitPaths(before, after, s.state != nil)
+	if s.state == nil && before != nil {
+		var leftOut []string
+		paths, leftOut = s.ownPaths(before, after, paths)
+		rec.CommitLeftOut = s.warnLeftOut(g, rec.Iteration, leftOut)
+	}
 	var res gitCommitResult
 	if len(paths) > 0 {
 		res = s.commitPathsNow(g, paths, commitMessage(s.ws.Name, rec, saidDone(ev, rec)))
+		s.committed(after, paths, res.sha != "")
 	}
 	switch {
 	case res.sha != "":
