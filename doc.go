@@ -34,7 +34,8 @@ package main
 //     lock (lock.go, writelock.go), the stop conditions (conditions.go,
 //     conditionsjson.go), the agent and its fallbacks (agentcli.go,
 //     fallback.go), the git worktree and branch (gitrun.go,
-//     gitworktree.go), what the run inherits from the last one (runsetup.go:
+//     gitworktree.go; a failed add undone, gitundo.go; exclude files git
+//     would hang on refused first, gitexclude.go), what the run inherits from the last one (runsetup.go:
 //     inherited), what an earlier run left running (leftovers.go), and the
 //     run's entry in the registry of live runs (registry.go). It yields a
 //     runPlan, never changed afterwards.
