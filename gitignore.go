@@ -71,7 +71,10 @@ func ignoreRuntimeFiles(w *workspace) error {
 	case errors.Is(err, os.ErrNotExist):
 		err := writeNewFile(path, want, 0o644)
 		if errors.Is(err, os.ErrExist) {
-			break // a link to nowhere, never written through: said below
+			if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+				break // a link to nowhere, never written through: said below
+			}
+			return nil // made meanwhile, by another init or run
 		}
 		if err != nil {
 			return fmt.Errorf("keeping the runtime files out of git: writing %s: %w", path, unwrapPathError(err))
@@ -88,7 +91,10 @@ func ignoreRuntimeFiles(w *workspace) error {
 	}
 	exclude, exErr := excludeRuntimeFiles(w.StateDir)
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return errors.Join(notRegularGitignore(path, fi, exclude), exErr)
+		if exErr != nil {
+			return fmt.Errorf("%w; %w", notRegularGitignore(path, fi, exclude), exErr)
+		}
+		return notRegularGitignore(path, fi, exclude)
 	}
 	return exErr
 }
