@@ -49,6 +49,8 @@ type runGitSetup struct {
 	con      *console
 	log      *runLog
 	left     *agentLeft // the user's checkout: what is whose (gitmine.go)
+	// bigWarned: the files over bigFileWarn already named (gitmine.go)
+	bigWarned map[string]bool
 }
 
 // gitIdentity returns the -c options a commit in dir needs: none when git
@@ -253,6 +255,7 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 	switch {
 	case res.sha != "":
 		rec.Commit, _ = json.Marshal(res.sha)
+		s.warnBig(g, rec.Iteration, after, paths)
 		next := &gitSnapshot{head: res.sha, dirty: map[string]fileStamp{}}
 		for p, st := range after.dirty {
 			if !slices.Contains(paths, p) {

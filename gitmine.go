@@ -20,9 +20,14 @@ package main
 //     when the next iteration's starting scan sees it (a reused scan does
 //     not: nothing but the loop is meant to write between iterations).
 //   - A worktree is the workspace's own: its commits take every change.
+//   - Any commit of an iteration (worktree or not) that takes a file over
+//     bigFileWarn names it in a warning, once per file per run: git keeps
+//     it in the history for good. The commit is made all the same. A
+//     symbolic link is not the file it points at, and is not named.
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,4 +110,30 @@ func (g *gitTree) projectPath(p string) string {
 		return p
 	}
 	return filepath.ToSlash(rel)
+}
+
+// bigFileWarn is the size over which a file an iteration commits is named
+// in a warning (gitmine.go's rules).
+const bigFileWarn = 50 << 20
+
+// warnBig names, once per file per run, each of the paths (relative to the
+// top) the iteration's commit took that is over bigFileWarn.
+func (s *runGitSetup) warnBig(g *gitTree, iteration int, after *gitSnapshot, paths []string) {
+	for _, p := range paths {
+		if st := after.dirty[p]; st.size <= bigFileWarn || s.bigWarned[p] {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(g.top, p)) // the stamp follows links
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() <= bigFileWarn {
+			continue
+		}
+		if s.bigWarned == nil {
+			s.bigWarned = map[string]bool{}
+		}
+		s.bigWarned[p] = true
+		msg := fmt.Sprintf("iteration %d's commit adds %s, %s (over %s): git keeps it in the branch's history for good; if it should not be there, add it to .gitignore and take it out of the branch before you merge it",
+			iteration, g.projectPath(p), byteSize(fi.Size()), fmt.Sprintf("%d MiB", bigFileWarn>>20))
+		s.con.errorf("warning: %s", msg)
+		s.log.printf("WARNING: %s", msg)
+	}
 }
