@@ -19,7 +19,9 @@ package main
 //     excludeFileCap, stops the run's git work with one line naming it,
 //     what it is and how to fix it: --worktree and --commit are refused
 //     (gitrun.go's setupGit); a run without them lists no changed files
-//     (the history's filesChanged is null), with a warning.
+//     (the history's filesChanged is null), with a warning; merge, pr and
+//     clean refuse; status, list and history show it as the branch's git
+//     error.
 
 import (
 	"fmt"
