@@ -396,7 +396,7 @@ func excludeWorktrees(g *gitRepo, projectRoot string) error {
 	}
 	exclude := filepath.Join(g.common, "info", "exclude")
 	if err := makeDirAll(filepath.Dir(exclude), 0o755); err != nil {
-		return fmt.Errorf("keeping the worktrees out of git: %w", unwrapPathError(err))
+		return fmt.Errorf("keeping the worktrees out of git: making %s: %w", filepath.Dir(exclude), unwrapPathError(err))
 	}
 	line := "/" + filepath.ToSlash(rel) + "/"
 	if err := addExcludeLines(exclude, "# claude-iterate: the workspaces' worktrees in "+line, []string{line}); err != nil {
