@@ -10,7 +10,9 @@ package main
 //     `git worktree remove --force --force` (a killed add leaves it locked,
 //     "initializing"), or, when git does not know it, its directory is
 //     removed; the branch the add made (-b) is deleted only while it still
-//     points at the commit it was made from. Nothing else is touched.
+//     points at the commit it was made from, and never when git says it
+//     was there already (made meanwhile by someone else). Nothing else is
+//     touched.
 //   - The error says what failed and what was taken back, or, when the undo
 //     failed too, the command that finishes it.
 //   - A taken worktree path is named with the command that frees it: the

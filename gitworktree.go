@@ -369,7 +369,7 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 	err = g.gitLocked(func() error {
 		_, stderr, err := gitOut(g.top, nil, args...)
 		if err != nil { // the lock is still held: what is at dir is the add's (gitundo.go)
-			return fmt.Errorf("git worktree add %s failed: %s; %s", dir, gitFailure(stderr, err), g.undoWorktreeAdd(dir, branch, st.BaseCommit, !exists))
+			return fmt.Errorf("git worktree add %s failed: %s; %s", dir, gitFailure(stderr, err), g.undoWorktreeAdd(dir, branch, st.BaseCommit, !exists && !strings.Contains(stderr, "already exists")))
 		}
 		return nil
 	})
