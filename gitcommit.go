@@ -250,12 +250,10 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 	var res gitCommitResult
 	if len(paths) > 0 {
 		res = s.commitPathsNow(g, paths, commitMessage(s.ws.Name, rec, saidDone(ev, rec)))
-		s.committed(after, paths, res.sha != "")
 	}
 	switch {
 	case res.sha != "":
 		rec.Commit, _ = json.Marshal(res.sha)
-		s.warnBig(g, rec.Iteration, after, paths)
 		next := &gitSnapshot{head: res.sha, dirty: map[string]fileStamp{}}
 		for p, st := range after.dirty {
 			if !slices.Contains(paths, p) {
@@ -264,6 +262,7 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 		}
 		g.next = next
 		s.log.printf("Commit: %s (%s)", shortSHA(res.sha), plural(len(paths), "file"))
+		s.warnBig(g, rec.Iteration, after, paths)
 	case res.fail != "":
 		rec.Commit, rec.CommitError = json.RawMessage("null"), res.fail
 		s.con.noticef("iteration %d: not committed: %s; the changes stay in %s", rec.Iteration, res.fail, g.top)
@@ -274,6 +273,9 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 	default:
 		rec.Commit = json.RawMessage("null")
 		g.next = after
+	}
+	if len(paths) > 0 {
+		s.committed(after, paths, res.sha != "") // gitmine.go
 	}
 }
 
