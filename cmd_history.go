@@ -48,8 +48,9 @@ Options:
               refused, hang, interrupted, limit), ok, reason, costUsd, turns,
               tokens, tools, refused, progress, complete, worked, tests,
               filesChanged, and, in a run that commits (run --worktree or
-              --commit), commit (the sha the iteration ended with, or null)
-              and commitError (why its commit failed)
+              --commit), commit (the sha the iteration ended with, or null),
+              commitError (why its commit failed) and commitLeftOut (files
+              of yours its commit left out)
   --run ID    only the run ID (as shown, or a prefix of it), or the Nth run
               (1 is the first, -1 the last)
   --last N    only the last N iterations

@@ -175,6 +175,11 @@ func openBranchWorkspace(env *cliEnv, arg, doing string) (*workspace, *gitState,
 		return nil, nil, nil, nil, err
 	}
 	g, err := openGitRepo(env.projectRoot, doing)
+	if err == nil { // the merge's git commands read them (gitexclude.go)
+		if err = excludeHazard(env.projectRoot); err == nil {
+			err = excludeHazard(st.Worktree)
+		}
+	}
 	if err != nil {
 		release()
 		return nil, nil, nil, nil, err

@@ -231,7 +231,10 @@ Git:
   stay as they are, ignored files and the workspace's files stay out. A
   commit that fails (a pre-commit hook) leaves the changes in place and
   says why in the log and the record (commitError); the record's "commit"
-  is the sha or null. Changes a killed run left uncommitted are committed
+  is the sha or null. A file over 50 MiB a commit takes is named in a
+  warning. With --commit alone (no worktree) a file you had changed before
+  an iteration stays out of its commit, with a warning (the record's
+  commitLeftOut). Changes a killed run left uncommitted are committed
   by the next run, as recovered. A repository without user.name/user.email
   commits as claude-iterate <claude-iterate@localhost> (git -c; the
   configuration is not changed). Submodules are not checked out in the

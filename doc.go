@@ -34,7 +34,8 @@ package main
 //     lock (lock.go, writelock.go), the stop conditions (conditions.go,
 //     conditionsjson.go), the agent and its fallbacks (agentcli.go,
 //     fallback.go), the git worktree and branch (gitrun.go,
-//     gitworktree.go), what the run inherits from the last one (runsetup.go:
+//     gitworktree.go; a failed add undone, gitundo.go; exclude files git
+//     would hang on refused first, gitexclude.go), what the run inherits from the last one (runsetup.go:
 //     inherited), what an earlier run left running (leftovers.go), and the
 //     run's entry in the registry of live runs (registry.go). It yields a
 //     runPlan, never changed afterwards.
@@ -65,7 +66,8 @@ package main
 //  6. The iteration yields one record (record.go), judged on what the
 //     agent wrote this iteration (evidence.go, statusfile.go,
 //     statuswatch.go) and the files it changed (gitfiles.go), and
-//     committed on the workspace's branch (gitcommit.go). The record is
+//     committed on the workspace's branch (gitcommit.go; on the user's
+//     checkout without the user's own edits, gitmine.go). The record is
 //     appended to history.jsonl (history.go; read back a piece at a time
 //     by historyscan.go), and all else derives from it: the counters and
 //     the stop conditions (loop.go, conditions.go), the events (events.go),

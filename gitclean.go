@@ -55,6 +55,8 @@ func planGitClean(env *cliEnv, w *workspace, force, noArchive, deleteBranch bool
 	p := &gitCleanPlan{repo: g, st: st, deleteBranch: deleteBranch, removed: st.Removed}
 	if _, err := os.Lstat(st.Worktree); err != nil {
 		p.missing = true
+	} else if err := excludeHazard(st.Worktree); err != nil { // gitexclude.go
+		return nil, err
 	} else if out, err := runGit(st.Worktree, "status", "--porcelain", "--untracked-files=all"); err != nil {
 		return nil, fmt.Errorf("git status failed in %s: %v", st.Worktree, err)
 	} else {

@@ -48,6 +48,9 @@ type runGitSetup struct {
 	ws       *workspace
 	con      *console
 	log      *runLog
+	left     *agentLeft // the user's checkout: what is whose (gitmine.go)
+	// bigWarned: the files over bigFileWarn already named (gitmine.go)
+	bigWarned map[string]bool
 }
 
 // gitIdentity returns the -c options a commit in dir needs: none when git
@@ -206,6 +209,9 @@ func commitMessage(ws string, rec *iterationRecord, said string) string {
 	if rec.End != endDone {
 		fmt.Fprintf(&b, "Ended: %s%s\n", rec.End, map[bool]string{true: " (" + oneLine(rec.Reason) + ")", false: ""}[rec.Reason != ""])
 	}
+	if len(rec.CommitLeftOut) > 0 {
+		fmt.Fprintf(&b, "Left out (uncommitted changes from before the iteration): %s\n", strings.Join(rec.CommitLeftOut, ", "))
+	}
 	fmt.Fprintf(&b, "\nClaude-Iterate-Run: %s\nClaude-Iterate-Iteration: %d\n", rec.Run, rec.Iteration)
 	return b.String()
 }
@@ -236,6 +242,11 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 		return
 	}
 	paths := g.commitPaths(before, after, s.state != nil)
+	if s.state == nil && before != nil {
+		var leftOut []string
+		paths, leftOut = s.ownPaths(before, after, paths)
+		rec.CommitLeftOut = s.warnLeftOut(g, rec.Iteration, leftOut)
+	}
 	var res gitCommitResult
 	if len(paths) > 0 {
 		res = s.commitPathsNow(g, paths, commitMessage(s.ws.Name, rec, saidDone(ev, rec)))
@@ -251,6 +262,7 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 		}
 		g.next = next
 		s.log.printf("Commit: %s (%s)", shortSHA(res.sha), plural(len(paths), "file"))
+		s.warnBig(g, rec.Iteration, after, paths)
 	case res.fail != "":
 		rec.Commit, rec.CommitError = json.RawMessage("null"), res.fail
 		s.con.noticef("iteration %d: not committed: %s; the changes stay in %s", rec.Iteration, res.fail, g.top)
@@ -261,6 +273,9 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 	default:
 		rec.Commit = json.RawMessage("null")
 		g.next = after
+	}
+	if len(paths) > 0 {
+		s.committed(after, paths, res.sha != "") // gitmine.go
 	}
 }
 

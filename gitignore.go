@@ -19,6 +19,11 @@ package main
 //     never changed: the names go to the repository's info/exclude
 //     instead, a block per state directory, added once — when the
 //     directory is in a git work tree.
+//   - A .gitignore there that is not a regular file (a directory, a
+//     symbolic link — never followed —, a named pipe) is neither read nor
+//     written: the names go to info/exclude, and a one-line warning names
+//     it, what it is and the fix (a named pipe makes git, the user's own
+//     git status too, wait without end).
 //   - A failure is a warning: it never stops init or a run.
 
 import (
@@ -64,7 +69,14 @@ func ignoreRuntimeFiles(w *workspace) error {
 	data, err := readRegularFile(path, gitignoreCap)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := writeNewFile(path, want, 0o644); err != nil && !errors.Is(err, os.ErrExist) {
+		err := writeNewFile(path, want, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+				break // a link to nowhere, never written through: said below
+			}
+			return nil // made meanwhile, by another init or run
+		}
+		if err != nil {
 			return fmt.Errorf("keeping the runtime files out of git: writing %s: %w", path, unwrapPathError(err))
 		}
 		return nil
@@ -77,17 +89,46 @@ func ignoreRuntimeFiles(w *workspace) error {
 		}
 		return nil
 	}
-	return excludeRuntimeFiles(w.StateDir)
+	exclude, exErr := excludeRuntimeFiles(w.StateDir)
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		if exErr != nil {
+			return fmt.Errorf("%w; %w", notRegularGitignore(path, fi, exclude), exErr)
+		}
+		return notRegularGitignore(path, fi, exclude)
+	}
+	return exErr
+}
+
+// notRegularGitignore says that the .gitignore at path is not a regular
+// file (so the tool neither reads nor writes it), what that means and how
+// to fix it, in one line; exclude is where the names went instead ("" when
+// nowhere).
+func notRegularGitignore(path string, fi fs.FileInfo, exclude string) error {
+	kind := fileKind(fi)
+	if fi.Mode()&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice|fs.ModeSocket) != 0 {
+		return fmt.Errorf("%s is %s, not a regular file: git, your own git status too, would wait on it without end; remove it ('rm %s') and run again", path, kind, path)
+	}
+	instead := "the runtime files are not kept out of git"
+	if exclude != "" {
+		instead = "the runtime files are kept out of git through " + exclude + " instead"
+	}
+	fix := "remove it ('rm " + path + "')"
+	if fi.IsDir() {
+		fix = "move it away"
+	}
+	return fmt.Errorf("%s is %s, not a regular file: %s; for the tool's own .gitignore there, %s and run again", path, kind, instead, fix)
 }
 
 // excludeRuntimeFiles names the runtime files of dir in the info/exclude
-// of the git repository around it, once; outside a repository it does
-// nothing.
-func excludeRuntimeFiles(dir string) error {
+// of the git repository around it, once, and returns that file's path;
+// outside a repository it does nothing.
+func excludeRuntimeFiles(dir string) (string, error) {
 	if !underGit(dir) {
-		return nil
+		return "", nil
 	}
-	fail := func(err error) error { return fmt.Errorf("keeping the runtime files out of git: %w", err) }
+	fail := func(err error) (string, error) {
+		return "", fmt.Errorf("keeping the runtime files out of git: %w", err)
+	}
 	out, err := runGit(dir, "rev-parse", "--show-toplevel", "--git-path", "info/exclude")
 	if err != nil {
 		return fail(fmt.Errorf("git rev-parse in %s: %v", dir, err))
@@ -119,9 +160,9 @@ func excludeRuntimeFiles(dir string) error {
 		return fail(err)
 	}
 	if err := addExcludeBlock(exclude, prefix); err != nil {
-		return fail(unwrapPathError(err))
+		return fail(fmt.Errorf("%s: %w", exclude, unwrapPathError(err)))
 	}
-	return nil
+	return exclude, nil
 }
 
 // addExcludeBlock adds to exclude, unless there already, the block naming

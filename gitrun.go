@@ -38,6 +38,9 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 	if ws.Ralph && worktree {
 		return nil, errors.New("--worktree needs a workspace, and ralph mode runs in the current directory: make one with 'claude-iterate init <name>', or run without --worktree")
 	}
+	if err := excludeHazard(env.projectRoot, ws.Dir, ws.StateDir); err != nil {
+		return nil, err
+	}
 	s := &runGitSetup{commit: commit, con: con, ws: ws}
 	if worktree {
 		warn := func(format string, args ...any) { con.errorf("warning: "+format, args...) }
@@ -131,6 +134,10 @@ func startGitWork(s *runGitSetup, root string, exclude []string, reuse bool, con
 	}
 	g.warn = func(msg string) { con.errorf("warning: %s", msg); log.printf("WARNING: %s", msg) }
 	g.reuse = reuse
+	if err := excludeHazard(g.top, exclude...); err != nil { // gitexclude.go
+		g.failed = true
+		g.warn(err.Error() + " (this run lists no changed files)")
+	}
 	if s == nil {
 		return g
 	}

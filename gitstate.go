@@ -62,6 +62,10 @@ func viewGit(w *workspace) *gitView {
 		v.Merged = err == nil && strings.TrimSpace(string(tip)) == st.Squashed
 	}
 	if !v.WorktreeMissing {
+		if err := excludeHazard(dir); err != nil { // git status would hang (gitexclude.go)
+			v.Error = err.Error()
+			return v
+		}
 		out, err := runGit(dir, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames")
 		if err != nil {
 			v.Error = fmt.Sprintf("git status failed in %s: %v", dir, err)

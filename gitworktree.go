@@ -311,7 +311,7 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 	}
 	dir := defaultWorktreeDir(projectRoot, w.Name)
 	if _, err := os.Lstat(dir); err == nil {
-		return nil, nil, fmt.Errorf("the worktree path %s is occupied: move it away (or remove it with 'git worktree remove %s'), then run again", dir, dir)
+		return nil, nil, fmt.Errorf("the worktree path %s is occupied: %s, then run again", dir, g.freeHint(dir))
 	}
 	if other := g.worktreeOf(branch); other != "" {
 		if sameDir(other, g.top) {
@@ -368,8 +368,8 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 	}
 	err = g.gitLocked(func() error {
 		_, stderr, err := gitOut(g.top, nil, args...)
-		if err != nil {
-			return fmt.Errorf("git worktree add %s failed: %s", dir, gitFailure(stderr, err))
+		if err != nil { // the lock is still held: what is at dir is the add's (gitundo.go)
+			return fmt.Errorf("git worktree add %s failed: %s; %s", dir, gitFailure(stderr, err), g.undoWorktreeAdd(dir, branch, st.BaseCommit, !exists && !strings.Contains(stderr, "already exists")))
 		}
 		return nil
 	})
@@ -396,11 +396,11 @@ func excludeWorktrees(g *gitRepo, projectRoot string) error {
 	}
 	exclude := filepath.Join(g.common, "info", "exclude")
 	if err := makeDirAll(filepath.Dir(exclude), 0o755); err != nil {
-		return fmt.Errorf("keeping the worktrees out of git: %w", unwrapPathError(err))
+		return fmt.Errorf("keeping the worktrees out of git: making %s: %w", filepath.Dir(exclude), unwrapPathError(err))
 	}
 	line := "/" + filepath.ToSlash(rel) + "/"
 	if err := addExcludeLines(exclude, "# claude-iterate: the workspaces' worktrees in "+line, []string{line}); err != nil {
-		return fmt.Errorf("keeping the worktrees out of git: %w", unwrapPathError(err))
+		return fmt.Errorf("keeping the worktrees out of git: %s: %w", exclude, unwrapPathError(err))
 	}
 	return nil
 }

@@ -67,9 +67,12 @@ type iterationRecord struct {
 	FilesChanged []string `json:"filesChanged"`
 	// Commit is the commit the iteration ended with (gitcommit.go): its
 	// sha, or null; left out when the run does not commit. CommitError
-	// says why a commit failed.
-	Commit      json.RawMessage `json:"commit,omitempty"`
-	CommitError string          `json:"commitError,omitempty"`
+	// says why a commit failed. CommitLeftOut are the files the commit
+	// left out though the iteration changed them: the user's, dirty
+	// before it started (gitmine.go), relative to the project root.
+	Commit        json.RawMessage `json:"commit,omitempty"`
+	CommitError   string          `json:"commitError,omitempty"`
+	CommitLeftOut []string        `json:"commitLeftOut,omitempty"`
 	// Verification is the verdict of a verifier's run (End "verification").
 	Verification *verdict `json:"verification,omitempty"`
 
