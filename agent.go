@@ -79,6 +79,29 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*s
 	return c, o, nil
 }
 
+// agentStartFailed is the outcome of an agent, run from spec, that did not
+// start (err) at started.
+func agentStartFailed(spec childSpec, err error, started time.Time) *iterationOutcome {
+	return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}
+}
+
+// agentEnded completes o, the outcome of the agent c started from spec at
+// started, once the supervisor's watch has seen it end: its exit, the
+// calls refused late, its hang, whether sup is ending the run, and how
+// long it ran (suspensions aside). When its reader was left running, that
+// reader still fills o: the outcome is a new, empty one.
+func agentEnded(c *child, o *iterationOutcome, end childEnd, spec childSpec, sup *supervisor, started time.Time) *iterationOutcome {
+	if end.readerLeft {
+		o = &iterationOutcome{} // its reader still fills the other one
+	}
+	o.finish(c.waitErr, c.tail.String())
+	o.lateRefused(spec)
+	o.hang = end.hang
+	o.interrupted = sup.ending()
+	o.elapsed = time.Since(started) - end.suspended
+	return o
+}
+
 // The scenario that proves a panic in a reader goroutine ends the run
 // cleanly needs a panic on demand: with testPanicEnv set, an event of type
 // testPanicEvent panics the stream reader. Neither occurs outside tests.
