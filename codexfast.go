@@ -164,21 +164,16 @@ func scanCodexItem(s *jsonScanner, it *codexItem) bool {
 
 // scanCodexOutputValue reads aggregated_output without decoding it whole.
 func scanCodexOutputValue(s *jsonScanner, o *codexOutput) bool {
-	switch s.peek() {
-	case '"':
-		raw, st := s.str()
-		if s.bad {
-			return true
-		}
-		*o = codexOutput{raw: raw}
-		o.content.setPrefix(raw, st, commandPreviewCut(raw))
-		return true
-	case 'n':
-		s.literal("null")
+	if s.peek() != '"' {
+		return s.nullOrOther()
+	}
+	raw, st := s.str()
+	if s.bad {
 		return true
 	}
-	s.skip()
-	return false
+	*o = codexOutput{raw: raw}
+	o.content.setPrefix(raw, st, commandPreviewCut(raw))
+	return true
 }
 
 // scanCodexChange reads one file change.
