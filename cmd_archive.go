@@ -269,10 +269,7 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	label := w.Name
-	if len(pos) == 2 {
-		label = pos[1]
-	}
+	label := wsLabel(w, pos[1:])
 	if !freeTarget(w.Dir) {
 		return withHint(fmt.Errorf("workspace %s already exists (%s)", label, relPath(env.projectRoot, w.Dir)), "restore it under another name: claude-iterate archive restore %s <new-name>", pos[0])
 	}
