@@ -79,6 +79,29 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*s
 	return c, o, nil
 }
 
+// agentStartFailed is the outcome of an agent, run from spec, that did not
+// start (err) at started.
+func agentStartFailed(spec childSpec, err error, started time.Time) *iterationOutcome {
+	return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}
+}
+
+// agentEnded completes o, the outcome of the agent c started from spec at
+// started, once the supervisor's watch has seen it end: its exit, the
+// calls refused late, its hang, whether sup is ending the run, and how
+// long it ran (suspensions aside). When its reader was left running, that
+// reader still fills o: the outcome is a new, empty one.
+func agentEnded(c *child, o *iterationOutcome, end childEnd, spec childSpec, sup *supervisor, started time.Time) *iterationOutcome {
+	if end.readerLeft {
+		o = &iterationOutcome{} // its reader still fills the other one
+	}
+	o.finish(c.waitErr, c.tail.String())
+	o.lateRefused(spec)
+	o.hang = end.hang
+	o.interrupted = sup.ending()
+	o.elapsed = time.Since(started) - end.suspended
+	return o
+}
+
 // The scenario that proves a panic in a reader goroutine ends the run
 // cleanly needs a panic on demand: with testPanicEnv set, an event of type
 // testPanicEvent panics the stream reader. Neither occurs outside tests.
@@ -91,21 +114,11 @@ const (
 // into o, shown to onEvent (if set) and formatted to transcript; onResult
 // is called when a result event arrives.
 func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResult func(), onEvent func(*streamEvent)) {
-	f := newFormatter(transcript)
-	readLines(r, transcript, maxLineBytes, func(line []byte, skipped int64) {
-		if skipped > 0 {
-			o.skipped++
-			fmt.Fprintf(transcript, "[stream-json line of %d bytes skipped: over the %d MiB limit]\n", skipped, maxLineBytes>>20)
-			return
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return
-		}
+	take := eventTaker(transcript, o, onResult, onEvent)
+	decodeLines(r, transcript, o, "stream-json", func(line []byte) error {
 		e, err := decodeEvent(line)
 		if err != nil {
-			o.malformed++
-			fmt.Fprintf(transcript, "[malformed stream-json line (%v): %s]\n", err, clip(string(line), 200))
-			return
+			return err
 		}
 		if e.badField != "" {
 			fmt.Fprintf(transcript, "[stream-json %s event: field %s has an unexpected type and is ignored]\n", e.Type, e.badField)
@@ -113,6 +126,38 @@ func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResu
 		if e.Type == testPanicEvent && os.Getenv(testPanicEnv) != "" {
 			panic("test panic in the stream reader")
 		}
+		take(e, line)
+		return nil
+	})
+}
+
+// decodeLines reads an agent's stream until EOF, a line at a time: a line
+// over the limit is counted in o and noted in transcript, a blank one
+// passed over, and any other one given to decode, whose error counts it as
+// malformed and notes it. kind names the lines in the notes.
+func decodeLines(r io.Reader, transcript io.Writer, o *iterationOutcome, kind string, decode func(line []byte) error) {
+	readLines(r, transcript, maxLineBytes, func(line []byte, skipped int64) {
+		if skipped > 0 {
+			o.skipped++
+			fmt.Fprintf(transcript, "[%s line of %d bytes skipped: over the %d MiB limit]\n", kind, skipped, maxLineBytes>>20)
+			return
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			return
+		}
+		if err := decode(line); err != nil {
+			o.malformed++
+			fmt.Fprintf(transcript, "[malformed %s line (%v): %s]\n", kind, err, clip(string(line), 200))
+		}
+	})
+}
+
+// eventTaker returns what takes each event decoded from a line: it is
+// observed into o (onResult called when that reports the result), shown to
+// onEvent (if set) and formatted to transcript.
+func eventTaker(transcript io.Writer, o *iterationOutcome, onResult func(), onEvent func(*streamEvent)) func(e *streamEvent, line []byte) {
+	f := newFormatter(transcript)
+	return func(e *streamEvent, line []byte) {
 		if o.observe(e) && onResult != nil {
 			onResult()
 		}
@@ -120,7 +165,7 @@ func decodeStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResu
 			onEvent(e)
 		}
 		formatSafely(f, e, line, transcript)
-	})
+	}
 }
 
 // formatSafely formats one event; a bug that panics on some input costs
@@ -140,31 +185,12 @@ func formatSafely(f *formatter, e *streamEvent, line []byte, transcript io.Write
 // decoder makes of a line is observed into o, shown to onEvent and
 // formatted; a line it cannot decode is noted and skipped.
 func decodeAgentStream(r io.Reader, transcript io.Writer, o *iterationOutcome, onResult func(), onEvent func(*streamEvent), dec streamDecoder) {
-	f := newFormatter(transcript)
+	take := eventTaker(transcript, o, onResult, onEvent)
 	var line []byte
-	each := func(e *streamEvent) {
-		if o.observe(e) && onResult != nil {
-			onResult()
-		}
-		if onEvent != nil {
-			onEvent(e)
-		}
-		formatSafely(f, e, line, transcript)
-	}
-	readLines(r, transcript, maxLineBytes, func(l []byte, skipped int64) {
-		if skipped > 0 {
-			o.skipped++
-			fmt.Fprintf(transcript, "[agent line of %d bytes skipped: over the %d MiB limit]\n", skipped, maxLineBytes>>20)
-			return
-		}
-		if len(bytes.TrimSpace(l)) == 0 {
-			return
-		}
+	each := func(e *streamEvent) { take(e, line) }
+	decodeLines(r, transcript, o, "agent", func(l []byte) error {
 		line = l
-		if err := decodeSafely(dec, l, each); err != nil {
-			o.malformed++
-			fmt.Fprintf(transcript, "[malformed agent line (%v): %s]\n", err, clip(string(l), 200))
-		}
+		return decodeSafely(dec, l, each)
 	})
 }
 

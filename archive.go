@@ -260,19 +260,30 @@ func entryType(t byte) string {
 	return fmt.Sprintf("an entry of type %q", t)
 }
 
+// openArchive opens the gzip-compressed tar archive at src for reading
+// (f is the file, for the caller to close).
+func openArchive(src string) (tr *tar.Reader, f *os.File, err error) {
+	f, _, err = openRegular(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("not a gzip-compressed tar archive: %w", err)
+	}
+	return tar.NewReader(gz), f, nil
+}
+
 // archiveTop returns the name of the directory an archive holds: the first
 // component of its first entry.
 func archiveTop(src string) (string, error) {
-	f, _, err := openRegular(src)
+	tr, f, err := openArchive(src)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return "", fmt.Errorf("not a gzip-compressed tar archive: %w", err)
-	}
-	hdr, err := tar.NewReader(gz).Next()
+	hdr, err := tr.Next()
 	if err == io.EOF {
 		return "", errors.New("the archive is empty")
 	}
@@ -359,16 +370,11 @@ func (a *archivedWorkspace) close() { os.RemoveAll(a.tmp) }
 
 // openArchived reads the archived workspace in the archive at src.
 func openArchived(src string) (a *archivedWorkspace, err error) {
-	f, _, err := openRegular(src)
+	tr, f, err := openArchive(src)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("not a gzip-compressed tar archive: %w", err)
-	}
-	tr := tar.NewReader(gz)
 	tmp, err := os.MkdirTemp("", "claude-iterate-archived-*")
 	if err != nil {
 		return nil, err

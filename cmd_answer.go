@@ -59,10 +59,7 @@ func runAnswer(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	label := w.Name
-	if len(pos) == 2 {
-		label = pos[0]
-	}
+	label := wsLabel(w, pos[:len(pos)-1])
 	q := w.pendingQuestion()
 	if q == nil {
 		return withHint(fmt.Errorf("no question is pending in workspace %s", label),

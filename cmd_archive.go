@@ -11,7 +11,6 @@ package main
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -99,16 +98,11 @@ func runArchiveShow(env *cliEnv, args []string) error {
 // listArchiveEntries prints the entries of the archive at src as tar -tv
 // does: mode, size, time, name (and a link's target).
 func listArchiveEntries(w io.Writer, src string) error {
-	f, _, err := openRegular(src)
+	tr, f, err := openArchive(src)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return fmt.Errorf("not a gzip-compressed tar archive: %w", err)
-	}
-	tr := tar.NewReader(gz)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	for {
 		hdr, err := tr.Next()
@@ -275,10 +269,7 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	label := w.Name
-	if len(pos) == 2 {
-		label = pos[1]
-	}
+	label := wsLabel(w, pos[1:])
 	if !freeTarget(w.Dir) {
 		return withHint(fmt.Errorf("workspace %s already exists (%s)", label, relPath(env.projectRoot, w.Dir)), "restore it under another name: claude-iterate archive restore %s <new-name>", pos[0])
 	}

@@ -40,10 +40,8 @@ Examples:
 
 func runEdit(env *cliEnv, args []string) error {
 	fs := newFlagSet("edit")
-	var claude stringFlag
-	var agents agentFlags
-	fs.Var(&claude, "claude", "")
-	agents.register(fs, false)
+	var flags sessionFlags
+	flags.register(fs)
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -51,7 +49,7 @@ func runEdit(env *cliEnv, args []string) error {
 	if len(pos) == 0 {
 		return usagef("missing workspace")
 	}
-	project, user, base, err := sessionLayers(env, claude, &agents)
+	project, user, base, err := flags.layers(env)
 	if err != nil {
 		return err
 	}
@@ -81,7 +79,7 @@ func runEdit(env *cliEnv, args []string) error {
 	if err != nil {
 		return failUsage(env, err, "edit the task yourself: %s", shownTask)
 	}
-	cfg := resolveSettings(claudeFlagLayer(claude, &agents), envLayer(), w.meta.configLayer, project, user)
+	cfg := flags.settings(w, project, user)
 	s, err := newSession(env, cfg, w, "edit", string(before), fmt.Sprintf("Help me refine the task of the claude-iterate workspace %q.", w.Name))
 	if err != nil {
 		return err

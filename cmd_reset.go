@@ -91,9 +91,9 @@ func runReset(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	arg, label := "", w.Name
+	arg, label := "", wsLabel(w, pos)
 	if len(pos) == 1 {
-		arg, label = pos[0], pos[0]
+		arg = pos[0]
 	}
 	release, err := claimWorkspace(w, arg, "reset")
 	if err != nil {

@@ -66,11 +66,10 @@ const (
 
 func runSetup(env *cliEnv, args []string) error {
 	fs := newFlagSet("setup")
-	var mode, claude stringFlag
-	var agents agentFlags
+	var mode stringFlag
+	var flags sessionFlags
 	fs.Var(&mode, "mode", "")
-	fs.Var(&claude, "claude", "")
-	agents.register(fs, false)
+	flags.register(fs)
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -81,7 +80,7 @@ func runSetup(env *cliEnv, args []string) error {
 	if mode.set && mode.s != modeLoop && mode.s != modeIterative {
 		return usagef("invalid value %q for flag --mode: want loop or iterative", mode.s)
 	}
-	project, user, base, err := sessionLayers(env, claude, &agents)
+	project, user, base, err := flags.layers(env)
 	if err != nil {
 		return err
 	}
@@ -127,7 +126,7 @@ func runSetup(env *cliEnv, args []string) error {
 		}
 		return failUsage(env, err, "give the task from a file instead: claude-iterate init %s --instructions FILE", arg)
 	}
-	cfg := resolveSettings(claudeFlagLayer(claude, &agents), envLayer(), w.meta.configLayer, project, user)
+	cfg := flags.settings(w, project, user)
 	s, err := newSession(env, cfg, w, "setup", "", fmt.Sprintf("Help me write the task of the claude-iterate workspace %q: interview me.", w.Name))
 	if err != nil {
 		return err

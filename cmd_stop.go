@@ -41,10 +41,7 @@ func runStop(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	label := w.Name
-	if len(pos) == 1 {
-		label = pos[0]
-	}
+	label := wsLabel(w, pos)
 	path := w.stopPath()
 	shown := relPath(env.projectRoot, path)
 	byHand := "touch " + shellQuote(shown)

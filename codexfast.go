@@ -92,10 +92,7 @@ func decodeCodexFast(line []byte) (*codexEvent, bool) {
 
 // scanCodexUsage reads a usage object.
 func scanCodexUsage(s *jsonScanner, u *codexUsage) bool {
-	if isNull, ok := s.objectStart(); !ok || isNull {
-		return ok
-	}
-	return s.fields(false, codexUsageKeys, func(k string) bool {
+	return s.object(codexUsageKeys, func(k string) bool {
 		switch k {
 		case "input_tokens":
 			return s.intValue(&u.Input, 64)
@@ -111,10 +108,7 @@ func scanCodexUsage(s *jsonScanner, u *codexUsage) bool {
 
 // scanCodexMessage reads an {"message": …} object.
 func scanCodexMessage(s *jsonScanner, m *codexMessage) bool {
-	if isNull, ok := s.objectStart(); !ok || isNull {
-		return ok
-	}
-	return s.fields(false, codexMsgKeys, func(k string) bool {
+	return s.object(codexMsgKeys, func(k string) bool {
 		if k == "message" {
 			return s.strValue(&m.Message)
 		}
@@ -125,10 +119,7 @@ func scanCodexMessage(s *jsonScanner, m *codexMessage) bool {
 
 // scanCodexItem reads a thread item.
 func scanCodexItem(s *jsonScanner, it *codexItem) bool {
-	if isNull, ok := s.objectStart(); !ok || isNull {
-		return ok
-	}
-	return s.fields(false, codexItemKeys, func(k string) bool {
+	return s.object(codexItemKeys, func(k string) bool {
 		switch k {
 		case "id":
 			return s.strValue(&it.ID)
@@ -164,29 +155,21 @@ func scanCodexItem(s *jsonScanner, it *codexItem) bool {
 
 // scanCodexOutputValue reads aggregated_output without decoding it whole.
 func scanCodexOutputValue(s *jsonScanner, o *codexOutput) bool {
-	switch s.peek() {
-	case '"':
-		raw, st := s.str()
-		if s.bad {
-			return true
-		}
-		*o = codexOutput{raw: raw}
-		o.content.setPrefix(raw, st, commandPreviewCut(raw))
-		return true
-	case 'n':
-		s.literal("null")
+	if s.peek() != '"' {
+		return s.nullOrOther()
+	}
+	raw, st := s.str()
+	if s.bad {
 		return true
 	}
-	s.skip()
-	return false
+	*o = codexOutput{raw: raw}
+	o.content.setPrefix(raw, st, commandPreviewCut(raw))
+	return true
 }
 
 // scanCodexChange reads one file change.
 func scanCodexChange(s *jsonScanner, c *codexChange) bool {
-	if isNull, ok := s.objectStart(); !ok || isNull {
-		return ok
-	}
-	return s.fields(false, codexPathKeys, func(k string) bool {
+	return s.object(codexPathKeys, func(k string) bool {
 		switch k {
 		case "path":
 			return s.strValue(&c.Path)

@@ -298,8 +298,8 @@ func loadFileLayer(name, path string) (*configLayer, error) {
 		}
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	if doc.Root.Kind != jsonObject {
-		return nil, doc.errorAt(doc.Root, "", "want a JSON object, got %s", doc.Root.Kind)
+	if err := doc.wantObject(); err != nil {
+		return nil, err
 	}
 	if err := parseConfigObject(doc, doc.Root, "", l.values); err != nil {
 		return nil, err

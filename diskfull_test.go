@@ -87,16 +87,7 @@ func TestLogFullDevice(t *testing.T) {
 	l.Write([]byte("a transcript past the full device\n"))
 	l.section("RUN ENDED", "Reason: test")
 	l.Close()
-	data, _ := os.ReadFile(l.path)
-	got := string(data)
-	for _, want := range []string{"[some of this log was lost: no space left on its device]\n", "RUN ENDED\nReason: test\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("log lacks %q:\n%s", want, got)
-		}
-	}
-	if strings.Contains(got, "past the full device") {
-		t.Errorf("transcripts logged again after the device was full:\n%s", got)
-	}
+	checkLogText(t, l.path, []string{"[some of this log was lost: no space left on its device]\n", "RUN ENDED\nReason: test\n"}, "past the full device")
 }
 
 // TestHistoryFullDevice: records a full device refuses are kept, in order,

@@ -32,15 +32,7 @@ limit 60
 	}
 	api := startFakeAPI(script, t.Logf)
 	defer api.close()
-	post := func(body string) *http.Response {
-		t.Helper()
-		resp, err := http.Post(api.url()+"/v1/messages?beta=true", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
-	}
+	post := poster(t, api.url()+"/v1/messages?beta=true")
 	const turn = `{"model":"m","stream":true,"tools":[{"name":"Write"}],"messages":[{"role":"user","content":"hi"}]}`
 
 	// A text reply, in two deltas.
@@ -89,6 +81,20 @@ limit 60
 	api.mu.Unlock()
 	if served != 5 {
 		t.Errorf("served %d model requests; want 5", served)
+	}
+}
+
+// poster returns what POSTs a JSON body to url, the response's body
+// closed when the test ends.
+func poster(t *testing.T, url string) func(body string) *http.Response {
+	return func(body string) *http.Response {
+		t.Helper()
+		resp, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
 	}
 }
 

@@ -33,93 +33,48 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 )
-
-// apiStep is one scripted reply.
-type apiStep struct {
-	verb, arg string
-	line      int
-}
 
 // parseAPIScript parses a fake API script.
 func parseAPIScript(text string) ([]apiStep, error) {
-	var steps []apiStep
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		verb, arg, _ := strings.Cut(line, " ")
-		arg = strings.TrimSpace(arg)
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("api script line %d: %s: %s", i+1, verb, fmt.Sprintf(format, args...))
-		}
+	return parseScript("api", text, func(verb, arg string) (string, bool) {
 		switch verb {
 		case "text":
 			if arg == "" {
-				return nil, bad("no text")
+				return "no text", true
 			}
 		case "tool":
 			name, input, _ := strings.Cut(arg, " ")
-			if !json.Valid([]byte(input)) || !strings.HasPrefix(strings.TrimSpace(input), "{") {
-				return nil, bad("tool %s: input is not a JSON object: %s", name, input)
+			if !isJSONObject(input) {
+				return fmt.Sprintf("tool %s: input is not a JSON object: %s", name, input), true
 			}
-		case "error":
-			code, _, _ := strings.Cut(arg, " ")
-			if n, err := strconv.Atoi(code); err != nil || n < 400 || n > 599 {
-				return nil, bad("bad status %q", code)
-			}
-		case "limit":
-			if n, err := strconv.Atoi(arg); err != nil || n < 0 {
-				return nil, bad("bad seconds %q", arg)
-			}
-		case "hang":
 		default:
-			return nil, fmt.Errorf("api script line %d: unknown directive %q", i+1, verb)
+			return "", false
 		}
-		steps = append(steps, apiStep{verb: verb, arg: arg, line: i + 1})
-	}
-	return steps, nil
+		return "", true
+	})
 }
 
 // fakeAPI is one running fake Messages API.
 type fakeAPI struct {
-	srv  *httptest.Server
-	logf func(format string, args ...any)
-	// hung is closed by close to release the requests held by hang.
-	hung chan struct{}
-
-	mu     sync.Mutex
-	script []apiStep
-	served int // model requests answered so far
+	fakeServer
 	// toolErrors are the tool results the CLI reported as errors.
 	toolErrors []string
-	msgID      int
 }
 
 // startFakeAPI starts a fake API that replies as script says; logf receives
 // one line per request.
 func startFakeAPI(script []apiStep, logf func(format string, args ...any)) *fakeAPI {
-	a := &fakeAPI{script: script, logf: logf, hung: make(chan struct{})}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	a := &fakeAPI{fakeServer: fakeServer{name: "fake API", script: script, logf: logf}}
+	a.start(a.serve)
 	return a
 }
 
 // url is the base URL for ANTHROPIC_BASE_URL.
 func (a *fakeAPI) url() string { return a.srv.URL }
-
-// close stops the server, first releasing the requests held by hang.
-func (a *fakeAPI) close() {
-	close(a.hung)
-	a.srv.CloseClientConnections()
-	a.srv.Close()
-}
 
 // messagesRequest is the part of a Messages API request the fake reads.
 type messagesRequest struct {
@@ -162,20 +117,12 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, r, req, apiStep{verb: "text", arg: "ok"})
 		return
 	}
-	a.mu.Lock()
-	n := a.served
-	a.served++
-	var step apiStep
-	if n < len(a.script) {
-		step = a.script[n]
-	}
-	a.mu.Unlock()
-	if step.verb == "" {
-		a.logf("fake API: model request %d: script exhausted (%d lines)", n+1, len(a.script))
+	n, step, ok := a.next()
+	if !ok {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "fake API: no scripted reply left")
 		return
 	}
-	a.logf("fake API: model request %d (%d messages): line %d: %s %s", n+1, len(req.Messages), step.line, step.verb, clip(step.arg, 120))
+	a.logf("fake API: model request %d (%d messages): line %d: %s %s", n, len(req.Messages), step.line, step.verb, clip(step.arg, 120))
 	a.reply(w, r, req, step)
 }
 
@@ -217,8 +164,7 @@ func (a *fakeAPI) noteToolResults(req messagesRequest) {
 func (a *fakeAPI) reply(w http.ResponseWriter, r *http.Request, req messagesRequest, step apiStep) {
 	switch step.verb {
 	case "error":
-		code, text, _ := strings.Cut(step.arg, " ")
-		status, _ := strconv.Atoi(code)
+		status, text := errorStep(step.arg)
 		kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
 			404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}[status]
 		if kind == "" {
@@ -246,19 +192,12 @@ func (a *fakeAPI) reply(w http.ResponseWriter, r *http.Request, req messagesRequ
 		apiError(w, http.StatusTooManyRequests, "rate_limit_error", "Number of requests has exceeded your rate limit")
 		return
 	case "hang":
-		select {
-		case <-r.Context().Done():
-			a.logf("fake API: the client gave up the hung request")
-		case <-a.hung:
-		}
+		a.hang(r)
 		return
 	}
 
 	// A message with one content block.
-	a.mu.Lock()
-	a.msgID++
-	id := fmt.Sprintf("msg_fake%04d", a.msgID)
-	a.mu.Unlock()
+	id := "msg_fake" + a.newID()
 	var block map[string]any
 	var deltas []map[string]any
 	stop := "end_turn"
@@ -291,19 +230,7 @@ func (a *fakeAPI) reply(w http.ResponseWriter, r *http.Request, req messagesRequ
 			"content": []any{full}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
 		return
 	}
-	h := w.Header()
-	h.Set("content-type", "text/event-stream")
-	h.Set("cache-control", "no-cache")
-	h.Set("request-id", "req_"+id)
-	w.WriteHeader(http.StatusOK)
-	event := func(name string, v map[string]any) {
-		v["type"] = name
-		data, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
+	event := sseStream(w, "request-id", "req_"+id)
 	event("message_start", map[string]any{"message": map[string]any{"id": id, "type": "message", "role": "assistant",
 		"model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
 	event("content_block_start", map[string]any{"index": 0, "content_block": block})
@@ -321,30 +248,4 @@ func (a *fakeAPI) reply(w http.ResponseWriter, r *http.Request, req messagesRequ
 func apiError(w http.ResponseWriter, status int, kind, message string) {
 	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": message},
 		"request_id": "req_fake_error"})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, _ := json.Marshal(v)
-	w.Header().Set("content-type", "application/json")
-	w.Header().Set("request-id", "req_fake")
-	w.WriteHeader(status)
-	w.Write(data)
-}
-
-// splitUTF8 cuts s into pieces of at most n bytes (n > 0), never inside a
-// character: each delta the API streams is a valid string.
-func splitUTF8(s string, n int) []string {
-	var parts []string
-	for len(s) > 0 {
-		k := min(len(s), n)
-		for k < len(s) && k > 0 && !utf8.RuneStart(s[k]) {
-			k--
-		}
-		if k == 0 {
-			_, k = utf8.DecodeRuneInString(s)
-		}
-		parts = append(parts, s[:k])
-		s = s[k:]
-	}
-	return parts
 }

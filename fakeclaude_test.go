@@ -127,16 +127,27 @@ func fakeClaude() int {
 		fakeEmit(fakeResult(false, "done"))
 		return 0
 	}
-	data, err := os.ReadFile(script)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fake claude: %v\n", err)
-		return 3
-	}
-	call := fakeNextCall(script + ".calls")
-	os.Setenv("FAKE_CALL", strconv.Itoa(call))
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
-	for lineNo, line := range strings.Split(string(data), "\n") {
+	return fakeRunScript("fake claude", script, func(verb, arg string, call int) (int, bool) {
+		return fakeDirective(out, verb, arg, call, script, stdin)
+	})
+}
+
+// fakeRunScript runs the script file path, as both fakes do: it counts the
+// call in path.calls and sets $FAKE_CALL to its number, skips blank lines,
+// comments and the lines whose call filter leaves this call out, expands
+// $VARS in each directive's argument and runs it; done reports that the fake
+// must exit with code. who starts the fake's messages.
+func fakeRunScript(who, path string, run func(verb, arg string, call int) (code int, done bool)) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", who, err)
+		return 3
+	}
+	call := fakeNextCall(path + ".calls")
+	os.Setenv("FAKE_CALL", strconv.Itoa(call))
+	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -149,11 +160,9 @@ func fakeClaude() int {
 			line = strings.TrimSpace(line[end+1:])
 		}
 		verb, arg, _ := strings.Cut(line, " ")
-		arg = os.ExpandEnv(arg)
-		if code, done := fakeDirective(out, verb, arg, call, script, stdin); done {
+		if code, done := run(verb, os.ExpandEnv(arg), call); done {
 			return code
 		}
-		_ = lineNo
 	}
 	return 0
 }
@@ -276,37 +285,19 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 	case "sleep":
 		d, _ := time.ParseDuration(arg)
 		time.Sleep(d)
-	case "trap-int":
-		d, _ := time.ParseDuration(arg)
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, syscall.SIGINT)
-		go func() {
-			<-c
-			fmt.Fprintln(os.Stderr, "fake claude: got SIGINT, cleaning up")
-			time.Sleep(d)
-			os.WriteFile(script+".cleaned", nil, 0o644)
-			out.Flush()
-			b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 1, "total_cost_usd": 0.001})
-			os.Stdout.Write(append(b, '\n'))
-			os.Exit(0)
-		}()
-	case "trap-int-wait":
-		// On SIGINT: clean up until the file arg exists, then end as
-		// trap-int does.
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, syscall.SIGINT)
-		go func() {
-			<-c
-			fmt.Fprintln(os.Stderr, "fake claude: got SIGINT, cleaning up")
+	case "trap-int", "trap-int-wait":
+		// trap-int-wait cleans up until the file arg exists.
+		cleanup := func() {
 			for !fileExists(arg) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			os.WriteFile(script+".cleaned", nil, 0o644)
-			out.Flush()
-			b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 1, "total_cost_usd": 0.001})
-			os.Stdout.Write(append(b, '\n'))
-			os.Exit(0)
-		}()
+		}
+		if verb == "trap-int" {
+			d, _ := time.ParseDuration(arg)
+			cleanup = func() { time.Sleep(d) }
+		}
+		b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 1, "total_cost_usd": 0.001})
+		fakeTrapInt("fake claude", script, out, cleanup, string(b), 0)
 	case "trap-term":
 		d, _ := time.ParseDuration(arg)
 		c := make(chan os.Signal, 1)
@@ -512,6 +503,23 @@ func fakeEmit(v map[string]any) {
 func fakeEmitTo(w io.Writer, v map[string]any) {
 	b, _ := json.Marshal(v)
 	w.Write(append(b, '\n'))
+}
+
+// fakeTrapInt makes SIGINT end the fake as a CLI that cleans up: it says
+// so on stderr (who names the fake), cleans up, touches script.cleaned,
+// flushes out, prints the line last and exits with code.
+func fakeTrapInt(who, script string, out *bufio.Writer, cleanup func(), last string, code int) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT)
+	go func() {
+		<-c
+		fmt.Fprintf(os.Stderr, "%s: got SIGINT, cleaning up\n", who)
+		cleanup()
+		os.WriteFile(script+".cleaned", nil, 0o644)
+		out.Flush()
+		os.Stdout.WriteString(last + "\n")
+		os.Exit(code)
+	}()
 }
 
 // fakeWritePID writes a pid file atomically: a test that sees the file sees

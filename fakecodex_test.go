@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -80,38 +79,12 @@ func fakeCodex() int {
 		fakeCodexDirective(out, "done", "", "")
 		return 0
 	}
-	data, err := os.ReadFile(script)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fake codex: %v\n", err)
-		return 3
-	}
-	call := fakeNextCall(script + ".calls")
-	os.Setenv("FAKE_CALL", strconv.Itoa(call))
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if strings.HasPrefix(line, "[") {
-			end := strings.Index(line, "]")
-			if end < 0 || !fakeCallMatches(line[1:end], call) {
-				continue
-			}
-			line = strings.TrimSpace(line[end+1:])
-		}
-		verb, arg, _ := strings.Cut(line, " ")
-		arg = os.ExpandEnv(arg)
+	return fakeRunScript("fake codex", script, func(verb, arg string, call int) (int, bool) {
 		if code, done, known := fakeCodexDirective(out, verb, arg, script); known {
-			if done {
-				return code
-			}
-			continue
+			return code, done
 		}
-		if code, done := fakeDirective(out, verb, arg, call, script, stdin); done {
-			return code
-		}
-	}
-	return 0
+		return fakeDirective(out, verb, arg, call, script, stdin)
+	})
 }
 
 // fakeCodexInteractive plays codex's terminal UI for setup and edit: it
@@ -267,17 +240,7 @@ func fakeCodexDirective(out *bufio.Writer, verb, arg, script string) (code int, 
 		emit("error", map[string]any{"message": arg})
 	case "trap-int":
 		d, _ := time.ParseDuration(arg)
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, syscall.SIGINT)
-		go func() {
-			<-c
-			fmt.Fprintln(os.Stderr, "fake codex: got SIGINT, cleaning up")
-			time.Sleep(d)
-			os.WriteFile(script+".cleaned", nil, 0o644)
-			out.Flush()
-			os.Stdout.WriteString(`{"type":"turn.failed","error":{"message":"interrupted"}}` + "\n")
-			os.Exit(130)
-		}()
+		fakeTrapInt("fake codex", script, out, func() { time.Sleep(d) }, `{"type":"turn.failed","error":{"message":"interrupted"}}`, 130)
 	default:
 		return 0, false, false
 	}

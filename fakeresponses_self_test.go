@@ -35,15 +35,7 @@ limit 60
 	}
 	api := startFakeResponses(script, t.Logf)
 	defer api.close()
-	post := func(body string) *http.Response {
-		t.Helper()
-		resp, err := http.Post(api.url()+"/responses", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
-	}
+	post := poster(t, api.url()+"/responses")
 	turn := func(outputs ...string) string {
 		input := []any{map[string]any{"type": "message", "role": "developer", "content": []any{map[string]any{"type": "input_text", "text": "be brief"}}}}
 		for _, id := range outputs {

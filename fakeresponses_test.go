@@ -43,68 +43,38 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
 // parseResponsesScript parses a fake Responses API script.
 func parseResponsesScript(text string) ([]apiStep, error) {
-	var steps []apiStep
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		verb, arg, _ := strings.Cut(line, " ")
-		arg = strings.TrimSpace(arg)
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("responses script line %d: %s: %s", i+1, verb, fmt.Sprintf(format, args...))
-		}
+	return parseScript("responses", text, func(verb, arg string) (string, bool) {
 		switch verb {
 		case "text", "patch":
 			if arg == "" {
-				return nil, bad("nothing to send")
+				return "nothing to send", true
 			}
 		case "call":
 			name, args, _ := strings.Cut(arg, " ")
-			if !json.Valid([]byte(args)) || !strings.HasPrefix(strings.TrimSpace(args), "{") {
-				return nil, bad("call %s: arguments are not a JSON object: %s", name, args)
-			}
-		case "error":
-			code, _, _ := strings.Cut(arg, " ")
-			if n, err := strconv.Atoi(code); err != nil || n < 400 || n > 599 {
-				return nil, bad("bad status %q", code)
-			}
-		case "limit":
-			if n, err := strconv.Atoi(arg); err != nil || n < 0 {
-				return nil, bad("bad seconds %q", arg)
+			if !isJSONObject(args) {
+				return fmt.Sprintf("call %s: arguments are not a JSON object: %s", name, args), true
 			}
 		case "fail":
 			if code, _, _ := strings.Cut(arg, " "); code == "" {
-				return nil, bad("no error code")
+				return "no error code", true
 			}
-		case "hang":
 		default:
-			return nil, fmt.Errorf("responses script line %d: unknown directive %q", i+1, verb)
+			return "", false
 		}
-		steps = append(steps, apiStep{verb: verb, arg: arg, line: i + 1})
-	}
-	return steps, nil
+		return "", true
+	})
 }
 
 // fakeResponses is one running fake Responses API.
 type fakeResponses struct {
-	srv  *httptest.Server
-	logf func(format string, args ...any)
-	// hung is closed by close to release the requests held by hang.
-	hung chan struct{}
-
-	mu     sync.Mutex
-	script []apiStep
-	served int // model requests answered so far
+	fakeServer
 	// outputs are the tool outputs Codex sent back, in order: what its
 	// commands printed, its sandbox's refusals, apply_patch's verdicts.
 	outputs []string
@@ -115,26 +85,18 @@ type fakeResponses struct {
 	// developer is the developer messages' text of the last model
 	// request: Codex's instructions and the ones it was given.
 	developer string
-	seq       int
 }
 
 // startFakeResponses starts a fake Responses API that replies as script
 // says; logf receives one line per request.
 func startFakeResponses(script []apiStep, logf func(format string, args ...any)) *fakeResponses {
-	a := &fakeResponses{script: script, logf: logf, hung: make(chan struct{}), seen: map[string]bool{}}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	a := &fakeResponses{fakeServer: fakeServer{name: "fake responses", script: script, logf: logf}, seen: map[string]bool{}}
+	a.start(a.serve)
 	return a
 }
 
 // url is the provider's base_url.
 func (a *fakeResponses) url() string { return a.srv.URL + "/v1" }
-
-// close stops the server, first releasing the requests held by hang.
-func (a *fakeResponses) close() {
-	close(a.hung)
-	a.srv.CloseClientConnections()
-	a.srv.Close()
-}
 
 // responsesRequest is the part of a Responses API request the fake reads.
 type responsesRequest struct {
@@ -173,8 +135,6 @@ func (a *fakeResponses) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	outputs := toolOutputs(req.Input)
 	a.mu.Lock()
-	n := a.served
-	a.served++
 	// A request carries its whole conversation, and each codex exec is a
 	// conversation of its own: an output is new when its call is.
 	for _, o := range outputs {
@@ -186,18 +146,14 @@ func (a *fakeResponses) serve(w http.ResponseWriter, r *http.Request) {
 		a.logf("fake responses: tool output: %s", clip(o.text, 200))
 	}
 	a.developer = developerText(req.Input)
-	var step apiStep
-	if n < len(a.script) {
-		step = a.script[n]
-	}
 	a.mu.Unlock()
-	if step.verb == "" {
-		a.logf("fake responses: model request %d: script exhausted (%d lines)", n+1, len(a.script))
+	n, step, ok := a.next()
+	if !ok {
 		responsesError(w, http.StatusBadRequest, "invalid_request_error", "script_exhausted", "fake responses: no scripted reply left")
 		return
 	}
 	a.logf("fake responses: model request %d (model %s, %d input items, tools %s): line %d: %s %s",
-		n+1, req.Model, len(req.Input), toolNames(req.Tools), step.line, step.verb, clip(step.arg, 120))
+		n, req.Model, len(req.Input), toolNames(req.Tools), step.line, step.verb, clip(step.arg, 120))
 	a.reply(w, r, req, step)
 }
 
@@ -268,8 +224,7 @@ func toolOutputs(input []json.RawMessage) []toolOutput {
 func (a *fakeResponses) reply(w http.ResponseWriter, r *http.Request, req responsesRequest, step apiStep) {
 	switch step.verb {
 	case "error":
-		code, text, _ := strings.Cut(step.arg, " ")
-		status, _ := strconv.Atoi(code)
+		status, text := errorStep(step.arg)
 		kind := map[int]string{400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
 			429: "requests"}[status]
 		if kind == "" {
@@ -287,31 +242,12 @@ func (a *fakeResponses) reply(w http.ResponseWriter, r *http.Request, req respon
 			"plan_type": "plus", "resets_at": reset, "resets_in_seconds": secs}})
 		return
 	case "hang":
-		select {
-		case <-r.Context().Done():
-			a.logf("fake responses: the client gave up the hung request")
-		case <-a.hung:
-		}
+		a.hang(r)
 		return
 	}
 
-	a.mu.Lock()
-	a.seq++
-	id := fmt.Sprintf("%04d", a.seq)
-	a.mu.Unlock()
-	h := w.Header()
-	h.Set("content-type", "text/event-stream")
-	h.Set("cache-control", "no-cache")
-	h.Set("x-request-id", "req_fake"+id)
-	w.WriteHeader(http.StatusOK)
-	event := func(name string, v map[string]any) {
-		v["type"] = name
-		data, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
+	id := a.newID()
+	event := sseStream(w, "x-request-id", "req_fake"+id)
 	resp := map[string]any{"id": "resp_fake" + id, "object": "response", "created_at": time.Now().Unix(),
 		"status": "in_progress", "model": req.Model, "output": []any{}}
 	event("response.created", map[string]any{"response": resp})

@@ -65,10 +65,7 @@ hostilerun %[5]s %[6]s
 -- task.md --
 do it
 `, f.name, kind, cmd, f.path, filepath.Base(f.path), line)
-				name := filepath.Join(dir, f.name+"-"+kind+"-"+cmd+".txtar")
-				if err := os.WriteFile(name, []byte(script), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				writeScenario(t, dir, f.name+"-"+kind+"-"+cmd, script)
 			}
 		}
 	}
@@ -76,6 +73,13 @@ do it
 		"hostile":    cmdHostile,
 		"hostilerun": cmdHostileRun,
 	})
+}
+
+// writeScenario writes a generated scenario, dir/name.txtar.
+func writeScenario(t *testing.T, dir, name, script string) {
+	if err := os.WriteFile(filepath.Join(dir, name+".txtar"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // cmdHostile replaces a file with a hostile one: a FIFO, a symbolic link to
@@ -116,16 +120,8 @@ func cmdHostileRun(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: hostilerun -base|NAME command [args...]")
 	}
-	got := shellStatus(ts.Exec("timeout", append([]string{"-k", "2", "60"}, args[1:]...)...))
-	stderr := ts.ReadFile("stderr")
-	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "fatal error") || strings.Contains(stderr, "panic:") {
-		ts.Fatalf("%s crashed", args[1])
-	}
-	switch got {
-	case 124, 137:
-		ts.Fatalf("%s hung", args[1])
-	case 0, 1:
-	default:
+	got, stderr := runBounded(ts, args[1:])
+	if got != 0 && got != 1 {
 		ts.Fatalf("%s exited with status %d; want 0 or 1", args[1], got)
 	}
 	base := ts.MkAbs(".hostile-base")
@@ -147,4 +143,19 @@ func cmdHostileRun(ts *testscript.TestScript, neg bool, args []string) {
 	if len(named) == 0 || !strings.Contains(strings.Join(named, "\n"), args[0]) || got == 1 && len(named) != 1 {
 		ts.Fatalf("exit %d with %d error or warning lines; want one naming %s", got, len(named), args[0])
 	}
+}
+
+// runBounded runs a command, bounded in time (a hang is a failure, not a
+// stuck test), and fails the scenario if it hung or crashed (a Go runtime
+// dump). It returns the command's exit status and stderr.
+func runBounded(ts *testscript.TestScript, command []string) (status int, stderr string) {
+	status = shellStatus(ts.Exec("timeout", append([]string{"-k", "2", "60"}, command...)...))
+	stderr = ts.ReadFile("stderr")
+	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "fatal error") || strings.Contains(stderr, "panic:") {
+		ts.Fatalf("%s crashed", command[0])
+	}
+	if status == 124 || status == 137 {
+		ts.Fatalf("%s hung", command[0])
+	}
+	return status, stderr
 }

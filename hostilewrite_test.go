@@ -88,10 +88,7 @@ result asked
 verdict All good.\n`+"```json"+`\n{"verdict": "pass", "summary": "Done.", "issues": [], "confidence": "high"}\n`+"```"+`
 result not a verifier
 `, f.name, kind, f.cmd, f.setup, f.path, filepath.Base(f.path))
-			name := filepath.Join(dir, f.name+"-"+kind+".txtar")
-			if err := os.WriteFile(name, []byte(script), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeScenario(t, dir, f.name+"-"+kind, script)
 		}
 	}
 	runGeneratedScripts(t, dir, map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -170,14 +167,7 @@ func cmdWriteRun(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: writerun NAME command [args...]")
 	}
-	got := shellStatus(ts.Exec("timeout", append([]string{"-k", "2", "60"}, args[1:]...)...))
-	stderr := ts.ReadFile("stderr")
-	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "fatal error") || strings.Contains(stderr, "panic:") {
-		ts.Fatalf("%s crashed", args[1])
-	}
-	if got == 124 || got == 137 {
-		ts.Fatalf("%s hung", args[1])
-	}
+	got, stderr := runBounded(ts, args[1:])
 	if after := treeListing(ts, ts.MkAbs("outside")); after != ts.ReadFile(".outside-before") {
 		ts.Fatalf("%s touched what is outside the workspace:\n%s", args[1], after)
 	}

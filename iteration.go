@@ -44,7 +44,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	r.live.iterationStarted(it.n, r.agent.name())
 	c, o, err := startAgent(spec, transcript, r.log, r.live.onEvent)
 	if err != nil {
-		it.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(it.started)}
+		it.outcome = agentStartFailed(spec, err, it.started)
 		return it, nil
 	}
 	r.lock.addChild(c)
@@ -55,14 +55,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
 	end := r.sup.watch(c)
 	r.lock.dropChild(c.pid)
-	if end.readerLeft {
-		o = &iterationOutcome{} // its reader still fills the other one
-	}
-	o.finish(c.waitErr, c.tail.String())
-	o.lateRefused(spec)
-	o.hang = end.hang
-	o.interrupted = r.sup.ending()
-	o.elapsed = time.Since(it.started) - end.suspended
+	o = agentEnded(c, o, end, spec, r.sup, it.started)
 	if o.skipped > 0 || o.malformed > 0 {
 		r.log.printf("[%d malformed and %d oversized stream-json lines]", o.malformed, o.skipped)
 	}

@@ -125,6 +125,27 @@ func readJSONDoc(path string) (*jsonDoc, error) {
 	return parseJSONDoc(path, data)
 }
 
+// parseJSONObject parses data, read from path, as parseJSONDoc does, and
+// refuses a document that is not one JSON object.
+func parseJSONObject(path string, data []byte) (*jsonDoc, error) {
+	doc, err := parseJSONDoc(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.wantObject(); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// wantObject refuses a document whose value is not a JSON object.
+func (d *jsonDoc) wantObject() error {
+	if d.Root.Kind != jsonObject {
+		return d.errorAt(d.Root, "", "want a JSON object, got %s", d.Root.Kind)
+	}
+	return nil
+}
+
 // parseJSONDoc parses data, read from path, into a jsonDoc.
 func parseJSONDoc(path string, data []byte) (*jsonDoc, error) {
 	doc := &jsonDoc{Path: path, Data: data}

@@ -216,14 +216,21 @@ func (s *jsonScanner) number() []byte {
 // whether the value had the right type (a value of another type is read
 // and skipped).
 func (s *jsonScanner) strValue(dst *string) bool {
-	switch s.peek() {
-	case '"':
+	if s.peek() == '"' {
 		raw, st := s.str()
 		if !s.bad {
 			*dst = decodeClipped(raw, st)
 		}
 		return true
-	case 'n':
+	}
+	return s.nullOrOther()
+}
+
+// nullOrOther reads a value that is not of the type a typed read wants:
+// null counts as of that type (it leaves the destination as it is); any
+// other value is skipped, and reported as of the wrong type.
+func (s *jsonScanner) nullOrOther() bool {
+	if s.peek() == 'n' {
 		s.literal("null")
 		return true
 	}
@@ -272,12 +279,8 @@ func (s *jsonScanner) boolValue(dst *bool) bool {
 		s.literal("false")
 		*dst = false
 		return true
-	case 'n':
-		s.literal("null")
-		return true
 	}
-	s.skip()
-	return false
+	return s.nullOrOther()
 }
 
 // numText reads a number's text; null returns nil with ok set; ok is false

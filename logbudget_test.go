@@ -32,19 +32,7 @@ func TestLogBudget(t *testing.T) {
 	}
 	l.section("RUN ENDED", "Reason: test")
 	l.Close()
-	data, err := os.ReadFile(l.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := string(data)
-	for _, want := range []string{"[transcripts are no longer logged: the log passed 0 MiB]", "RUN ENDED"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("log lacks %q:\n%s", want, got)
-		}
-	}
-	if strings.Contains(got, "dropped transcript") {
-		t.Errorf("log holds a transcript written past its budget:\n%s", got)
-	}
+	checkLogText(t, l.path, []string{"[transcripts are no longer logged: the log passed 0 MiB]", "RUN ENDED"}, "dropped transcript")
 	if len(warnings) != 1 {
 		t.Errorf("warnings = %q; want one", warnings)
 	}
@@ -91,5 +79,24 @@ func TestLogSpaceLooks(t *testing.T) {
 	l.Flush()
 	if looks != 3 || !l.full {
 		t.Fatalf("a flush a second later: %d looks, full %v; want 3, true", looks, l.full)
+	}
+}
+
+// checkLogText fails unless the log at path holds each of want, and not
+// dropped: a transcript written when transcripts were no longer logged.
+func checkLogText(t *testing.T, path string, want []string, dropped string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("log lacks %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, dropped) {
+		t.Errorf("log holds %q, written when transcripts were no longer logged:\n%s", dropped, got)
 	}
 }

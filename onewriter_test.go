@@ -2,9 +2,6 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,28 +12,7 @@ import (
 // writes or creates, os.Rename, os.Truncate, os.MkdirAll (which follows
 // links on the way), ioutil's writers.
 func TestOneWriter(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	checked := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") || name == "safewrite.go" {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
-		for _, bad := range unsafeWrites(f) {
-			t.Errorf("%s: %s writes a file; use safewrite.go's writeFileAtomic, createFile, openFile, makeDirAll, …", fset.Position(bad.Pos()), exprString(bad.Fun))
-		}
-	}
-	if checked < 20 {
-		t.Fatalf("checked %d files; want the package's files", checked)
-	}
+	checkToolCalls(t, "safewrite.go", unsafeWrites, "writes a file; use safewrite.go's writeFileAtomic, createFile, openFile, makeDirAll, …")
 }
 
 // TestOneWriterCatches makes sure the check sees what it must, and lets be
@@ -70,11 +46,7 @@ func f() {
 	openTerminal("/dev/tty")
 }
 func openTerminal(path string) { os.OpenFile(path, os.O_RDWR, 0) }`
-	f, err := parser.ParseFile(token.NewFileSet(), "x.go", src, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := len(unsafeWrites(f)); got != 17 {
+	if got := len(unsafeWrites(parseSource(t, src))); got != 17 {
 		t.Errorf("unsafeWrites found %d writes; want 17", got)
 	}
 }

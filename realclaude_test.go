@@ -55,21 +55,38 @@ var offlineEnv = []string{
 }
 
 func TestRealClaude(t *testing.T) {
-	unignoreSignals()
-	cli := os.Getenv(realClaudeEnv)
+	cli := realCLI(t, realClaudeEnv, "scripts/install-claude.sh", "claude")
+	runRealScenarios(t, "testdata/realclaude", cmdAPI, func(env *testscript.Env) error {
+		return setupRealClaude(env, cli)
+	})
+}
+
+// realCLI returns the CLI named by the variable envName (set to the last
+// line that installer prints), or skips the test; name names the CLI in the
+// test's log.
+func realCLI(t *testing.T, envName, installer, name string) string {
+	cli := os.Getenv(envName)
 	if cli == "" {
-		t.Skipf("$%s is not set: run scripts/install-claude.sh and set it to the path it prints last, e.g.\n"+
-			"\t%s=$(scripts/install-claude.sh | tail -n1) go test -run TestRealClaude ./...", realClaudeEnv, realClaudeEnv)
+		t.Skipf("$%s is not set: run %s and set it to the path it prints last, e.g.\n"+
+			"\t%s=$(%s | tail -n1) go test -run %s ./...", envName, installer, envName, installer, t.Name())
 	}
 	if !filepath.IsAbs(cli) {
-		t.Fatalf("$%s=%s: want an absolute path", realClaudeEnv, cli)
+		t.Fatalf("$%s=%s: want an absolute path", envName, cli)
 	}
 	out, err := exec.Command(cli, "--version").Output()
 	if err != nil {
 		t.Fatalf("%s --version: %v", cli, err)
 	}
-	t.Logf("claude CLI under test: %s (%s)", strings.TrimSpace(string(out)), cli)
+	t.Logf("%s CLI under test: %s (%s)", name, strings.TrimSpace(string(out)), cli)
+	return cli
+}
 
+// runRealScenarios runs the real-CLI scenarios in dir one after the other,
+// each set up by setup, with the commands api and noprocs besides the pty
+// harness's and TestScript's, and the condition [root]. What is left
+// running when they are done fails the test.
+func runRealScenarios(t *testing.T, dir string, api func(*testscript.TestScript, bool, []string), setup func(*testscript.Env) error) {
+	unignoreSignals()
 	if err := becomeSubreaper(); err != nil {
 		t.Logf("cannot become a subreaper: %v", err)
 	}
@@ -79,13 +96,11 @@ func TestRealClaude(t *testing.T) {
 		}
 	})
 	p := testscript.Params{
-		Dir:                 "testdata/realclaude",
+		Dir:                 dir,
 		RequireExplicitExec: true,
 		UpdateScripts:       *updateScripts,
-		Setup: func(env *testscript.Env) error {
-			return setupRealClaude(env, cli)
-		},
-		Cmds: scriptCommands(),
+		Setup:               setup,
+		Cmds:                scriptCommands(),
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
 				return os.Geteuid() == 0, nil
@@ -93,7 +108,7 @@ func TestRealClaude(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	}
-	p.Cmds["api"] = cmdAPI
+	p.Cmds["api"] = api
 	p.Cmds["noprocs"] = cmdNoProcs
 	if deadline, ok := t.Deadline(); ok {
 		p.Deadline = deadline
@@ -103,27 +118,16 @@ func TestRealClaude(t *testing.T) {
 
 // setupRealClaude gives one scenario its environment and its fake API.
 func setupRealClaude(env *testscript.Env, cli string) error {
-	home := filepath.Join(env.WorkDir, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
+	if err := setupRealHome(env); err != nil {
 		return err
 	}
-	env.Setenv("HOME", home)
-	scriptEnv(env)
 	env.Setenv("CLAUDE_ITERATE_CLAUDE", cli)
 	for _, kv := range offlineEnv {
 		k, v, _ := strings.Cut(kv, "=")
 		env.Setenv(k, v)
 	}
-
-	var script []apiStep
-	if data, err := os.ReadFile(filepath.Join(env.WorkDir, "api")); err == nil {
-		// Only $WORK is replaced: the tool calls' shell commands keep their
-		// own $ signs.
-		script, err = parseAPIScript(strings.ReplaceAll(string(data), "$WORK", env.WorkDir))
-		if err != nil {
-			return err
-		}
-	} else if !os.IsNotExist(err) {
+	script, err := scenarioAPIScript(env, parseAPIScript)
+	if err != nil {
 		return err
 	}
 	api := startFakeAPI(script, func(format string, args ...any) { env.T().Log(fmt.Sprintf(format, args...)) })
@@ -131,6 +135,32 @@ func setupRealClaude(env *testscript.Env, cli string) error {
 	env.Values[fakeAPIKey{}] = api
 	env.Setenv("ANTHROPIC_BASE_URL", api.url())
 	return nil
+}
+
+// setupRealHome gives a real-CLI scenario a HOME of its own and
+// TestScript's environment.
+func setupRealHome(env *testscript.Env) error {
+	home := filepath.Join(env.WorkDir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	env.Setenv("HOME", home)
+	scriptEnv(env)
+	return nil
+}
+
+// scenarioAPIScript reads a scenario's "api" file (none: an empty script)
+// with parse. Only $WORK is replaced, by the scenario's directory: the tool
+// calls' shell commands keep their own $ signs.
+func scenarioAPIScript(env *testscript.Env, parse func(string) ([]apiStep, error)) ([]apiStep, error) {
+	data, err := os.ReadFile(filepath.Join(env.WorkDir, "api"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parse(strings.ReplaceAll(string(data), "$WORK", env.WorkDir))
 }
 
 // fakeAPIKey finds a scenario's fake API in its testscript values.

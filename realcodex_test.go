@@ -32,7 +32,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -115,79 +114,30 @@ var codexEnvKeys = []string{"CODEX_HOME", "OPENAI_API_KEY", "HTTPS_PROXY", "HTTP
 // realCodexCLI returns the CLI named by $CLAUDE_ITERATE_TEST_CODEX, or skips
 // the test.
 func realCodexCLI(t *testing.T) string {
-	cli := os.Getenv(realCodexEnv)
-	if cli == "" {
-		t.Skipf("$%s is not set: run scripts/install-codex.sh and set it to the path it prints last, e.g.\n"+
-			"\t%s=$(scripts/install-codex.sh | tail -n1) go test -run TestRealCodex ./...", realCodexEnv, realCodexEnv)
-	}
-	if !filepath.IsAbs(cli) {
-		t.Fatalf("$%s=%s: want an absolute path", realCodexEnv, cli)
-	}
-	out, err := exec.Command(cli, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", cli, err)
-	}
-	t.Logf("codex CLI under test: %s (%s)", strings.TrimSpace(string(out)), cli)
-	return cli
+	return realCLI(t, realCodexEnv, "scripts/install-codex.sh", "codex")
 }
 
 func TestRealCodex(t *testing.T) {
-	unignoreSignals()
 	cli := realCodexCLI(t)
-	if err := becomeSubreaper(); err != nil {
-		t.Logf("cannot become a subreaper: %v", err)
-	}
-	t.Cleanup(func() {
-		if left := killLeftovers(0); len(left) > 0 {
-			t.Errorf("processes were left running by the real-CLI scenarios: %s", strings.Join(left, ", "))
-		}
-	})
 	fixtures, err := filepath.Abs("testdata/fixtures")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := testscript.Params{
-		Dir:                 "testdata/realcodex",
-		RequireExplicitExec: true,
-		UpdateScripts:       *updateScripts,
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("FIXTURES", fixtures)
-			return setupRealCodex(env, cli)
-		},
-		Cmds: scriptCommands(),
-		Condition: func(cond string) (bool, error) {
-			if cond == "root" {
-				return os.Geteuid() == 0, nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
-		},
-	}
-	p.Cmds["api"] = cmdCodexAPI
-	p.Cmds["noprocs"] = cmdNoProcs
-	if deadline, ok := t.Deadline(); ok {
-		p.Deadline = deadline
-	}
-	testscript.RunT(serialT{t}, p)
+	runRealScenarios(t, "testdata/realcodex", cmdCodexAPI, func(env *testscript.Env) error {
+		env.Setenv("FIXTURES", fixtures)
+		return setupRealCodex(env, cli)
+	})
 }
 
 // setupRealCodex gives one scenario its environment, its CODEX_HOME and its
 // fake API.
 func setupRealCodex(env *testscript.Env, cli string) error {
-	home := filepath.Join(env.WorkDir, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
+	if err := setupRealHome(env); err != nil {
 		return err
 	}
-	env.Setenv("HOME", home)
-	scriptEnv(env)
 	env.Setenv("CLAUDE_ITERATE_CODEX", cli)
-
-	var script []apiStep
-	if data, err := os.ReadFile(filepath.Join(env.WorkDir, "api")); err == nil {
-		script, err = parseResponsesScript(strings.ReplaceAll(string(data), "$WORK", env.WorkDir))
-		if err != nil {
-			return err
-		}
-	} else if !os.IsNotExist(err) {
+	script, err := scenarioAPIScript(env, parseResponsesScript)
+	if err != nil {
 		return err
 	}
 	api := startFakeResponses(script, func(format string, args ...any) { env.T().Log(fmt.Sprintf(format, args...)) })

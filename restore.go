@@ -13,7 +13,6 @@ package main
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -141,16 +140,11 @@ type restorer struct {
 // must not exist (or be empty), and returns the name of the archive's
 // directory.
 func restoreArchive(src, target string) (string, error) {
-	f, _, err := openRegular(src)
+	tr, f, err := openArchive(src)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return "", fmt.Errorf("not a gzip-compressed tar archive: %w", err)
-	}
-	tr := tar.NewReader(gz)
 	parent := filepath.Dir(target)
 	// The missing directories above the target are made for the temporary
 	// directory, and removed again if the restore fails.

@@ -14,6 +14,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -182,18 +183,37 @@ func sessionTerminal(env *cliEnv, cmd string) (in, out, errOut *os.File, err err
 	return in, out, errOut, nil
 }
 
-// sessionLayers checks setup's and edit's agent flags, and reads the
-// configuration layers below the workspace's: the project's and the
-// user's, and the settings they make with the environment's.
-func sessionLayers(env *cliEnv, claude stringFlag, agents *agentFlags) (project, user *configLayer, base *settings, err error) {
-	if err := checkClaudeFlag(claude); err != nil {
+// sessionFlags are setup's and edit's agent flags: --claude and
+// agentFlags' (no fallback: a session is one agent's).
+type sessionFlags struct {
+	claude stringFlag
+	agents agentFlags
+}
+
+// register adds the flags to fs.
+func (f *sessionFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.claude, "claude", "")
+	f.agents.register(fs, false)
+}
+
+// layers checks the flags, and reads the configuration layers below the
+// workspace's: the project's and the user's, and the settings they make
+// with the environment's.
+func (f *sessionFlags) layers(env *cliEnv) (project, user *configLayer, base *settings, err error) {
+	if err := checkClaudeFlag(f.claude); err != nil {
 		return nil, nil, nil, err
 	}
-	if err := agents.check(); err != nil {
+	if err := f.agents.check(); err != nil {
 		return nil, nil, nil, err
 	}
 	if project, user, err = baseLayers(env.projectRoot); err != nil {
 		return nil, nil, nil, err
 	}
 	return project, user, resolveSettings(envLayer(), project, user), nil
+}
+
+// settings are the session's settings for w: the flags over the
+// environment, over w's own configuration and the layers below it.
+func (f *sessionFlags) settings(w *workspace, project, user *configLayer) *settings {
+	return resolveSettings(claudeFlagLayer(f.claude, &f.agents), envLayer(), w.meta.configLayer, project, user)
 }

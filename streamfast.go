@@ -172,6 +172,13 @@ func (s *jsonScanner) objectStart() (isNull, ok bool) {
 	return false, false
 }
 
+// object reads an object whose members field reads, as fields does; null
+// is an object without members, another type reports false.
+func (s *jsonScanner) object(known []string, field func(k string) bool) bool {
+	isNull, ok := s.objectStart()
+	return ok && s.fields(isNull, known, field)
+}
+
 // fields reads the members of an object whose opening brace was read (a
 // null one has none): each key must be new and one of known, or an unknown
 // plain key (then skipped); field reads the value of a known one and says
@@ -195,28 +202,20 @@ var rateLimitKeys = []string{"status", "resetsAt", "rateLimitType"}
 
 // rateLimit reads rate_limit_info.
 func (s *jsonScanner) rateLimit(dst **rateLimitInfo) bool {
-	isNull, ok := s.objectStart()
-	if !ok || isNull {
-		*dst = nil
-		return ok
-	}
-	r := &rateLimitInfo{}
-	if !s.fields(false, rateLimitKeys, func(k string) bool {
-		switch k {
-		case "status":
-			return s.strValue(&r.Status)
-		case "resetsAt":
-			return s.intValue(&r.ResetsAt, 64)
-		case "rateLimitType":
-			return s.strValue(&r.RateLimitType)
-		}
-		s.skip()
-		return true
-	}) {
-		return false
-	}
-	*dst = r
-	return true
+	return scanPtr(s, dst, func(r *rateLimitInfo) bool {
+		return s.object(rateLimitKeys, func(k string) bool {
+			switch k {
+			case "status":
+				return s.strValue(&r.Status)
+			case "resetsAt":
+				return s.intValue(&r.ResetsAt, 64)
+			case "rateLimitType":
+				return s.strValue(&r.RateLimitType)
+			}
+			s.skip()
+			return true
+		})
+	})
 }
 
 // usageKeys are the keys of tokenUsage.
@@ -224,30 +223,22 @@ var usageKeys = []string{"input_tokens", "output_tokens", "cache_read_input_toke
 
 // usage reads a result's usage.
 func (s *jsonScanner) usage(dst **tokenUsage) bool {
-	isNull, ok := s.objectStart()
-	if !ok || isNull {
-		*dst = nil
-		return ok
-	}
-	u := &tokenUsage{}
-	if !s.fields(false, usageKeys, func(k string) bool {
-		switch k {
-		case "input_tokens":
-			return s.intValue(&u.Input, 64)
-		case "output_tokens":
-			return s.intValue(&u.Output, 64)
-		case "cache_read_input_tokens":
-			return s.intValue(&u.CacheRead, 64)
-		case "cache_creation_input_tokens":
-			return s.intValue(&u.CacheCreation, 64)
-		}
-		s.skip()
-		return true
-	}) {
-		return false
-	}
-	*dst = u
-	return true
+	return scanPtr(s, dst, func(u *tokenUsage) bool {
+		return s.object(usageKeys, func(k string) bool {
+			switch k {
+			case "input_tokens":
+				return s.intValue(&u.Input, 64)
+			case "output_tokens":
+				return s.intValue(&u.Output, 64)
+			case "cache_read_input_tokens":
+				return s.intValue(&u.CacheRead, 64)
+			case "cache_creation_input_tokens":
+				return s.intValue(&u.CacheCreation, 64)
+			}
+			s.skip()
+			return true
+		})
+	})
 }
 
 // denialKeys are the keys of permissionDenial.
@@ -256,8 +247,7 @@ var denialKeys = []string{"tool_name", "tool_use_id", "tool_input"}
 // denials reads permission_denials.
 func (s *jsonScanner) denials(dst *[]permissionDenial) bool {
 	return scanList(s, dst, func(d *permissionDenial) bool {
-		isNull, ok := s.objectStart()
-		return ok && s.fields(isNull, denialKeys, func(k string) bool {
+		return s.object(denialKeys, func(k string) bool {
 			switch k {
 			case "tool_name":
 				return s.strValue(&d.ToolName)
@@ -278,26 +268,18 @@ var messageKeys = []string{"model", "content"}
 
 // message reads an assistant or user event's message.
 func (s *jsonScanner) message(dst **streamMessage) bool {
-	isNull, ok := s.objectStart()
-	if !ok || isNull {
-		*dst = nil
-		return ok
-	}
-	m := &streamMessage{}
-	if !s.fields(false, messageKeys, func(k string) bool {
-		switch k {
-		case "model":
-			return s.strValue(&m.Model)
-		case "content":
-			return s.blocks(&m.Content)
-		}
-		s.skip()
-		return true
-	}) {
-		return false
-	}
-	*dst = m
-	return true
+	return scanPtr(s, dst, func(m *streamMessage) bool {
+		return s.object(messageKeys, func(k string) bool {
+			switch k {
+			case "model":
+				return s.strValue(&m.Model)
+			case "content":
+				return s.blocks(&m.Content)
+			}
+			s.skip()
+			return true
+		})
+	})
 }
 
 // blocks reads message.content: an array of blocks, or a plain string (a
@@ -322,11 +304,7 @@ var blockKeys = []string{"type", "text", "id", "name", "input", "tool_use_id", "
 
 // block reads one content block; null is a zero block.
 func (s *jsonScanner) block(b *contentBlock) bool {
-	isNull, ok := s.objectStart()
-	if !ok || isNull {
-		return ok
-	}
-	return s.fields(false, blockKeys, func(k string) bool {
+	return s.object(blockKeys, func(k string) bool {
 		switch k {
 		case "type":
 			return s.strValue(&b.Type)

@@ -71,11 +71,7 @@ func TestTerminalWriteLooksAgain(t *testing.T) {
 			n, err := h.Write(data)
 			done <- result{n, err}
 		}()
-		kicks := func() int {
-			h.kick.mu.Lock()
-			defer h.kick.mu.Unlock()
-			return h.kick.kicks
-		}
+		kicks := func() int { return kicksOf(h) }
 		deadline := time.After(20 * time.Second)
 		tick := time.NewTicker(10 * time.Millisecond)
 		for kicks() < 2 { // nobody reads: the write waits for room
@@ -169,11 +165,7 @@ func flushDuringWrite(t *testing.T, flags int) int {
 			time.Sleep(time.Millisecond) // slower than the writer
 		}
 	}()
-	kicks := func() int {
-		h.kick.mu.Lock()
-		defer h.kick.mu.Unlock()
-		return h.kick.kicks
-	}
+	kicks := func() int { return kicksOf(h) }
 	deadline := time.After(20 * time.Second)
 	tick := time.NewTicker(3 * time.Millisecond)
 	defer tick.Stop()
@@ -194,4 +186,11 @@ func flushDuringWrite(t *testing.T, flags int) int {
 			t.Fatal("a write to the terminal slept for good after Ctrl+C flushed the output")
 		}
 	}
+}
+
+// kicksOf is how many times h's writes were woken so far.
+func kicksOf(h *ttyHold) int {
+	h.kick.mu.Lock()
+	defer h.kick.mu.Unlock()
+	return h.kick.kicks
 }

@@ -94,21 +94,14 @@ func (v *verifier) run() (*verification, error) {
 	v.log.section("VERIFICATION ("+v.depth+")", "Started: "+logTime(vr.started))
 	c, o, err := startAgent(spec, v.con.transcript(v.log), v.log, v.onEvent)
 	if err != nil {
-		vr.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(vr.started)}
+		vr.outcome = agentStartFailed(spec, err, vr.started)
 		vr.failed, vr.why = vr.outcome.failed()
 		return vr, nil
 	}
 	v.lock.addChild(c)
 	c.timeout, c.idle = v.timeout, v.idle
 	end := v.sup.watch(c)
-	if end.readerLeft {
-		o = &iterationOutcome{} // its reader still fills the other one
-	}
-	o.finish(c.waitErr, c.tail.String())
-	o.lateRefused(spec)
-	o.hang = end.hang
-	o.interrupted = v.sup.ending()
-	o.elapsed = time.Since(vr.started) - end.suspended
+	o = agentEnded(c, o, end, spec, v.sup, vr.started)
 	vr.outcome = o
 	vr.refused = describeDenials(o.denials(), v.root)
 	vr.failed, vr.why = o.failed()

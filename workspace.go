@@ -385,12 +385,9 @@ func (w *workspace) load() error {
 
 // parseMetadata parses and checks .metadata.json.
 func parseMetadata(path string, data []byte) (*metadata, error) {
-	doc, err := parseJSONDoc(path, data)
+	doc, err := parseJSONObject(path, data)
 	if err != nil {
 		return nil, err
-	}
-	if doc.Root.Kind != jsonObject {
-		return nil, doc.errorAt(doc.Root, "", "want a JSON object, got %s", doc.Root.Kind)
 	}
 	m := &metadata{}
 	if err := decodeJSONFile(path, data, m); err != nil {

@@ -69,12 +69,9 @@ func readSettings(w *workspace) (*workspaceSettings, error) {
 
 // parseSettings parses and checks a settings file, read from path.
 func parseSettings(path string, data []byte) (*workspaceSettings, error) {
-	doc, err := parseJSONDoc(path, data)
+	doc, err := parseJSONObject(path, data)
 	if err != nil {
 		return nil, err
-	}
-	if doc.Root.Kind != jsonObject {
-		return nil, doc.errorAt(doc.Root, "", "want a JSON object, got %s", doc.Root.Kind)
 	}
 	s := &workspaceSettings{}
 	for _, k := range doc.Root.Keys {

@@ -39,6 +39,16 @@ func workspaceFromArgsWith(env *cliEnv, pos []string, open func(*cliEnv, string,
 	return open(env, dir, pos[0])
 }
 
+// wsLabel is how a command's messages name w, found from the optional
+// argument pos: as the user named it, or, with none (the ralph-mode
+// workspace, the archived one), by its name.
+func wsLabel(w *workspace, pos []string) string {
+	if len(pos) == 1 {
+		return pos[0]
+	}
+	return w.Name
+}
+
 // lookAtWorkspace is workspaceFromArgs for the commands that only look at
 // a workspace (status, watch): a broken config file is left out, and
 // returned as warn.

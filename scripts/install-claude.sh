@@ -12,17 +12,16 @@
 # postinstall step links into place; Node's own version does not matter.
 #
 # Environment: XDG_CACHE_HOME (default ~/.cache); the install goes to
-# $XDG_CACHE_HOME/claude-iterate-test/<version>.
+# $XDG_CACHE_HOME/claude-iterate-test/<version>. What it shares with
+# install-codex.sh is in lib-install.sh.
 set -euo pipefail
 
 # The tested CLI version: change it here only (the README says which one it is).
 version=2.1.330
 package=@anthropic-ai/claude-code
-
-die() {
-	echo "install-claude.sh: $*" >&2
-	exit 1
-}
+name=install-claude.sh
+# shellcheck source=lib-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-install.sh"
 
 # works reports whether $1 is a claude executable of the pinned version.
 works() {
@@ -32,24 +31,13 @@ works() {
 	[ "${got%% *}" = "$version" ]
 }
 
-cache=${XDG_CACHE_HOME:-${HOME:?HOME is not set}/.cache}/claude-iterate-test
 dir=$cache/$version
 exe=$dir/node_modules/.bin/claude
 
 if ! works "$exe"; then
-	command -v npm >/dev/null 2>&1 ||
-		die "npm not found: install Node.js with npm (e.g. apt-get install npm), then run this again"
-	mkdir -p "$cache" || die "cannot create $cache"
-	# Install beside the final place, then move it there: an interrupted
-	# install never leaves a half-filled version folder behind.
-	tmp=$(mktemp -d "$cache/.install-$version.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	echo "install-claude.sh: installing $package@$version into $dir" >&2
 	# Scripts and optional dependencies on whatever the user's npm config
 	# says: the native binary comes from both.
-	npm install --prefix "$tmp" --no-save --no-package-lock --no-audit --no-fund \
-		--ignore-scripts=false --include=optional "$package@$version" >&2 ||
-		die "npm install $package@$version failed"
+	npm_install "$dir" "$version" --ignore-scripts=false --include=optional
 	if ! works "$tmp/node_modules/.bin/claude" && [ -f "$tmp/node_modules/$package/install.cjs" ]; then
 		# A postinstall that npm skipped leaves a stub; run it by hand, as
 		# the stub itself advises.
@@ -58,9 +46,7 @@ if ! works "$exe"; then
 	fi
 	works "$tmp/node_modules/.bin/claude" ||
 		die "the installed claude does not run or is not version $version: $("$tmp/node_modules/.bin/claude" --version 2>&1 | head -n3)"
-	rm -rf "$dir"
-	mv "$tmp" "$dir"
-	trap - EXIT
+	install_done "$dir"
 	works "$exe" || die "$exe does not run after the install"
 fi
 

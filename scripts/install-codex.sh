@@ -15,17 +15,16 @@
 # CLI's own, with no Node in front of it.
 #
 # Environment: XDG_CACHE_HOME (default ~/.cache); the install goes to
-# $XDG_CACHE_HOME/claude-iterate-test/codex-<version>.
+# $XDG_CACHE_HOME/claude-iterate-test/codex-<version>. What it shares with
+# install-claude.sh is in lib-install.sh.
 set -euo pipefail
 
 # The tested CLI version: change it here only (the README says which one it is).
 version=0.171.0
 package=@openai/codex
-
-die() {
-	echo "install-codex.sh: $*" >&2
-	exit 1
-}
+name=install-codex.sh
+# shellcheck source=lib-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib-install.sh"
 
 # works reports whether $1 is a codex executable of the pinned version
 # ("codex-cli 0.171.0").
@@ -53,31 +52,18 @@ native() {
 	return 1
 }
 
-cache=${XDG_CACHE_HOME:-${HOME:?HOME is not set}/.cache}/claude-iterate-test
 dir=$cache/codex-$version
 
 exe=$(native "$dir" 2>/dev/null || true)
 if [ -z "$exe" ] || ! works "$exe"; then
-	command -v npm >/dev/null 2>&1 ||
-		die "npm not found: install Node.js with npm (e.g. apt-get install npm), then run this again"
-	mkdir -p "$cache" || die "cannot create $cache"
-	# Install beside the final place, then move it there: an interrupted
-	# install never leaves a half-filled version folder behind.
-	tmp=$(mktemp -d "$cache/.install-codex-$version.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	echo "install-codex.sh: installing $package@$version into $dir" >&2
 	# Optional dependencies on whatever the user's npm config says: the
 	# native binary comes from one.
-	npm install --prefix "$tmp" --no-save --no-package-lock --no-audit --no-fund \
-		--include=optional "$package@$version" >&2 ||
-		die "npm install $package@$version failed"
+	npm_install "$dir" "codex-$version" --include=optional
 	got=$(native "$tmp") ||
 		die "the package has no native codex binary for this platform (npm skipped its optional dependency?): see $tmp/node_modules/@openai"
 	works "$got" ||
 		die "the installed codex does not run or is not version $version: $("$got" --version 2>&1 | head -n3)"
-	rm -rf "$dir"
-	mv "$tmp" "$dir"
-	trap - EXIT
+	install_done "$dir"
 	exe=$(native "$dir") || die "no codex binary in $dir after the install"
 	works "$exe" || die "$exe does not run after the install"
 fi
