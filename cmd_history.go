@@ -51,8 +51,8 @@ Options:
               --commit), commit (the sha the iteration ended with, or null),
               commitError (why its commit failed) and commitLeftOut (files
               of yours its commit left out)
-  --run ID    only the run ID (as shown, or a prefix of it), or the Nth run
-              (1 is the first, -1 the last)
+  --run ID    only the run ID (as shown, or a prefix of it with more than
+              digits), or the Nth run (a number: 1 is the first, -1 the last)
   --last N    only the last N iterations
 
 Examples:
@@ -210,6 +210,8 @@ func selectRun(ids []string, sel string) (string, error) {
 			return id, nil
 		}
 	}
+	// A number is a run's number, never the start of an id (ids start
+	// with a pid: "3" would pick the run of pid 3xxx).
 	if n, err := strconv.Atoi(sel); err == nil {
 		switch {
 		case n >= 1 && n <= len(ids):
@@ -217,6 +219,7 @@ func selectRun(ids []string, sel string) (string, error) {
 		case n <= -1 && -n <= len(ids):
 			return ids[len(ids)+n], nil
 		}
+		return "", withHint(fmt.Errorf("no run %d: the history holds %s", n, plural(len(ids), "run")), "use 1 to %d, or -1 for the last (a run's id: more of it than digits)", len(ids))
 	}
 	var matches []string
 	for _, id := range ids {
@@ -229,9 +232,6 @@ func selectRun(ids []string, sel string) (string, error) {
 		return matches[0], nil
 	case len(matches) > 1:
 		return "", withHint(fmt.Errorf("run %q is ambiguous: %d runs start with it", sel, len(matches)), "give more of the id")
-	}
-	if n, err := strconv.Atoi(sel); err == nil {
-		return "", withHint(fmt.Errorf("no run %d: the history holds %s", n, plural(len(ids), "run")), "use 1 to %d, or -1 for the last", len(ids))
 	}
 	return "", withHint(fmt.Errorf("no run %q in the history", sel), "claude-iterate history <workspace> shows the runs' ids")
 }

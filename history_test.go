@@ -90,11 +90,16 @@ func TestSelectRun(t *testing.T) {
 	ids := []string{"100-1", "100-2", "200-3"}
 	tests := []struct{ sel, want, err string }{
 		{"100-2", "100-2", ""},
-		{"200", "200-3", ""},
+		{"200-", "200-3", ""},
 		{"1", "100-1", ""},
 		{"-1", "200-3", ""},
-		{"100", "", "ambiguous"},
+		{"100-", "", "ambiguous"},
 		{"4", "", "no run 4"},
+		// a number is a run's number, never an id's start (ids start
+		// with a pid)
+		{"20", "", "no run 20: the history holds 3 runs"},
+		{"200", "", "no run 200"},
+		{"-4", "", "no run -4"},
 		{"x", "", `no run "x"`},
 	}
 	for _, tt := range tests {
