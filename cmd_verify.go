@@ -165,7 +165,7 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	hist, err := openHistory(w.historyPath(), func(msg string) { con.errorf("warning: %s", msg) })
 	if err != nil {
-		con.errorf("warning: cannot write the history: %v", err)
+		con.errorf("warning: cannot write the history %s: %v", w.historyPath(), unwrapPathError(err))
 	}
 	defer hist.close()
 	log, err := openRunLog(w.logsPath(), time.Now(), func(err error) { con.errorf("warning: %v", err) })
@@ -203,7 +203,7 @@ func runVerify(env *cliEnv, args []string) error {
 			w.meta.Verification.Findings = &verifyFindings{Verdict: vr.verdict} // for the next run's first prompt
 		}
 		if err := w.save(); err != nil {
-			con.errorf("warning: saving %s: %v", w.metadataPath(), err)
+			con.errorf("warning: saving %s: %v", w.metadataPath(), unwrapPathError(err))
 		}
 		if vr.failed {
 			return withHint(fmt.Errorf("the verifier failed: %s", vr.why), "the log has its output: %s", relPath(env.projectRoot, logPathOf(log)))

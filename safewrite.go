@@ -464,6 +464,19 @@ func renameNoFollow(from, to string) error {
 // workspace's directory, without leaving it.
 func makeDirAll(path string, perm os.FileMode) error {
 	path = filepath.Clean(path)
+	err := mkdirAll(path, perm)
+	if err == nil {
+		return nil
+	}
+	// "file exists" names no cause: what is there does.
+	if fi, lerr := os.Lstat(path); lerr == nil && !fi.IsDir() {
+		return &fs.PathError{Op: "mkdir", Path: path, Err: fmt.Errorf("not a directory (%s)", fileKind(fi))}
+	}
+	return err
+}
+
+// mkdirAll is makeDirAll before its error is told.
+func mkdirAll(path string, perm os.FileMode) error {
 	top := confiningRoot(path)
 	if top == "" {
 		return os.MkdirAll(path, perm)
