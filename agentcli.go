@@ -64,6 +64,14 @@ type agentCLI interface {
 	verifierRefusedHint() string
 }
 
+// flagChecker is an agent that refuses some of the run's settings (flags
+// without meaning for it): checked for every agent of the run before any
+// CLI is looked for, as a usage error comes before a missing CLI (fixing
+// that first would only lead to it).
+type flagChecker interface {
+	checkFlags(r *runPlan) error
+}
+
 // streamDecoder turns an agent's output lines into the tool's events;
 // decode calls emit for each event of a line (none for a line that says
 // nothing the tool uses). An error is a line that is not the CLI's.

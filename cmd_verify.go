@@ -72,15 +72,18 @@ func verifierSpec(o *verifyOptions, cfg *settings, dir string) (childSpec, error
 	if o.claude.set && a.name() != agentClaude {
 		return childSpec{}, usagef("--claude names claude's executable, and the verifier's agent is %s: name its executable with agents.%s.command", a.name(), a.name())
 	}
+	// The arguments first: a setting the agent refuses is a usage error,
+	// told before a missing CLI (fixing that first would only lead to it).
+	args, err := a.verifierArgs(cfg, o.model.s)
+	if err != nil {
+		return childSpec{}, err
+	}
 	path, err := findAgentCLI(a, cfg)
 	if err != nil {
 		return childSpec{}, err
 	}
 	spec := agentChildSpec(a, cfg, path)
-	if spec.args, err = a.verifierArgs(cfg, o.model.s); err != nil {
-		return childSpec{}, err
-	}
-	spec.dir = dir
+	spec.args, spec.dir = args, dir
 	return spec, nil
 }
 

@@ -402,6 +402,9 @@ func (r *runner) resolveAgent() error {
 		}
 		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.workRoot(), r.ws.Dir, ""), relPath(r.env.projectRoot, source)
 	}
+	if err := r.checkAgentFlags(chain); err != nil {
+		return err
+	}
 	r.agents = make([]runAgent, len(chain))
 	for i, a := range chain {
 		spec, err := r.agentSpec(a)
@@ -418,6 +421,31 @@ func (r *runner) resolveAgent() error {
 		}
 	}
 	return nil
+}
+
+// checkAgentFlags refuses, before any CLI is looked for, the settings an
+// agent of the run has no meaning for (flagChecker), and those its
+// verifier refuses.
+func (r *runner) checkAgentFlags(chain []agentCLI) error {
+	for _, a := range chain {
+		if fc, ok := a.(flagChecker); ok {
+			if err := fc.checkFlags(r.runPlan); err != nil {
+				return err
+			}
+		}
+	}
+	if !r.cfg.Verification.Auto {
+		return nil
+	}
+	a := chain[0]
+	if n := r.cfg.Verification.Agent; n != "" && n != a.name() {
+		var err error
+		if a, err = lookupAgent(n, "verification.agent"); err != nil {
+			return err
+		}
+	}
+	_, err := a.verifierArgs(r.cfg, r.opts.model.s)
+	return err
 }
 
 // agentSpec finds agent a and builds its child spec; a dry run's agent is
