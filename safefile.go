@@ -85,6 +85,17 @@ func notRegularError(fi fs.FileInfo) error {
 	return fmt.Errorf("%w (%s)", errNotRegular, fileKind(fi))
 }
 
+// notRegularAt is notRegularError for the file at path, which names the
+// target of a symbolic link: the file the user meant to be written.
+func notRegularAt(path string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := os.Readlink(path); err == nil {
+			return fmt.Errorf("%w (a symbolic link to %s)", errNotRegular, target)
+		}
+	}
+	return notRegularError(fi)
+}
+
 // fileKind names the kind of file fi is: "a directory", "a named pipe", …
 func fileKind(fi fs.FileInfo) string {
 	switch m := fi.Mode(); {
