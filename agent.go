@@ -71,6 +71,9 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*s
 			return
 		}
 		decodeStream(r, transcript, o, onResult, onEvent)
+		if spec.costEstimated && o.result != nil {
+			o.result.costEstimated = true
+		}
 	}, stderrLog)
 	if err != nil {
 		return nil, nil, err

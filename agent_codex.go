@@ -86,6 +86,9 @@ func codexSandbox(mode string, skipPerms bool) ([]string, error) {
 	return nil, fmt.Errorf("permission mode %q has no codex meaning (codex takes default, acceptEdits, plan or bypassPermissions)", mode)
 }
 
+// estimatesCost: codex reports tokens, no cost (costEstimator).
+func (codexAgent) estimatesCost() bool { return true }
+
 // checkFlags refuses the run's settings that have no codex meaning, or
 // that contradict each other: usage errors, told before codex's CLI is
 // looked for (flagChecker).

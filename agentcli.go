@@ -72,6 +72,14 @@ type flagChecker interface {
 	checkFlags(r *runPlan) error
 }
 
+// costEstimator is an agent whose CLI reports no cost: the tool estimates
+// it from tokens, and shows it marked ≈. A dry run's mock speaks claude's
+// stream, cost and all; for such an agent its cost is marked the same, so
+// that the dry run shows what the run will.
+type costEstimator interface {
+	estimatesCost() bool
+}
+
 // streamDecoder turns an agent's output lines into the tool's events;
 // decode calls emit for each event of a line (none for a line that says
 // nothing the tool uses). An error is a line that is not the CLI's.

@@ -461,6 +461,9 @@ func (r *runner) agentSpec(a agentCLI) (childSpec, error) {
 		r.spec = childSpec{path: exe, argv0: progName}
 		pre = append(pre, mockAgentCommand)
 		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
+		if ce, ok := a.(costEstimator); ok && ce.estimatesCost() {
+			r.spec.costEstimated = true // shown ≈, as the agent's own would be
+		}
 	} else {
 		path, err := findAgentCLI(a, r.cfg)
 		if err != nil {
