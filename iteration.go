@@ -44,7 +44,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	r.live.iterationStarted(it.n, r.agent.name())
 	c, o, err := startAgent(spec, transcript, r.log, r.live.onEvent)
 	if err != nil {
-		it.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(it.started)}
+		it.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, unwrapPathError(err)), elapsed: time.Since(it.started)}
 		return it, nil
 	}
 	r.lock.addChild(c)

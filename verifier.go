@@ -94,7 +94,7 @@ func (v *verifier) run() (*verification, error) {
 	v.log.section("VERIFICATION ("+v.depth+")", "Started: "+logTime(vr.started))
 	c, o, err := startAgent(spec, v.con.transcript(v.log), v.log, v.onEvent)
 	if err != nil {
-		vr.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(vr.started)}
+		vr.outcome = &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, unwrapPathError(err)), elapsed: time.Since(vr.started)}
 		vr.failed, vr.why = vr.outcome.failed()
 		return vr, nil
 	}
