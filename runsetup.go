@@ -357,10 +357,8 @@ func (r *runner) checkTask() error {
 	if err != nil {
 		path := r.ws.instructionsPath()
 		err = fmt.Errorf("reading the task %s: %w", path, unwrapPathError(err))
-		if hint := fileFaultHint(path, relPath(r.env.projectRoot, path), err); hint != "" {
-			return withHint(err, "%s", hint) // it is there: writing it is not what is missing
-		}
-		return withHint(err, "write it with claude: %s, or write it to %s", wsCommand(r.ws, "setup"), path)
+		// A file there but refused wants another fix than writing it.
+		return withHint(err, "%s", firstNonEmpty(fileFaultHint(path, relPath(r.env.projectRoot, path), err), "write it with claude: "+wsCommand(r.ws, "setup")+", or write it to "+path))
 	}
 	if strings.TrimSpace(string(data)) == "" {
 		return withHint(fmt.Errorf("%s is empty", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it (or with claude: %s)", wsCommand(r.ws, "setup"))
@@ -402,7 +400,7 @@ func (r *runner) resolveAgent() error {
 		}
 		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.workRoot(), r.ws.Dir, ""), relPath(r.env.projectRoot, source)
 	}
-	if err := r.checkAgentFlags(chain); err != nil {
+	if err := checkAgentFlags(r.runPlan, chain); err != nil {
 		return err
 	}
 	r.agents = make([]runAgent, len(chain))
@@ -423,31 +421,6 @@ func (r *runner) resolveAgent() error {
 	return nil
 }
 
-// checkAgentFlags refuses, before any CLI is looked for, the settings an
-// agent of the run has no meaning for (flagChecker), and those its
-// verifier refuses.
-func (r *runner) checkAgentFlags(chain []agentCLI) error {
-	for _, a := range chain {
-		if fc, ok := a.(flagChecker); ok {
-			if err := fc.checkFlags(r.runPlan); err != nil {
-				return err
-			}
-		}
-	}
-	if !r.cfg.Verification.Auto {
-		return nil
-	}
-	a := chain[0]
-	if n := r.cfg.Verification.Agent; n != "" && n != a.name() {
-		var err error
-		if a, err = lookupAgent(n, "verification.agent"); err != nil {
-			return err
-		}
-	}
-	_, err := a.verifierArgs(r.cfg, r.opts.model.s)
-	return err
-}
-
 // agentSpec finds agent a and builds its child spec; a dry run's agent is
 // the built-in mock, which speaks claude's stream-json whatever a is (a's
 // arguments are still built, so that what a refuses is refused).
@@ -461,9 +434,7 @@ func (r *runner) agentSpec(a agentCLI) (childSpec, error) {
 		r.spec = childSpec{path: exe, argv0: progName}
 		pre = append(pre, mockAgentCommand)
 		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
-		if ce, ok := a.(costEstimator); ok && ce.estimatesCost() {
-			r.spec.costEstimated = true // shown ≈, as the agent's own would be
-		}
+		r.spec.costEstimated = estimatesCost(a) // shown ≈, as the agent's own would be
 	} else {
 		path, err := findAgentCLI(a, r.cfg)
 		if err != nil {
