@@ -71,6 +71,9 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*s
 			return
 		}
 		decodeStream(r, transcript, o, onResult, onEvent)
+		if spec.costEstimated && o.result != nil {
+			o.result.costEstimated = true
+		}
 	}, stderrLog)
 	if err != nil {
 		return nil, nil, err
@@ -82,7 +85,7 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*s
 // agentStartFailed is the outcome of an agent, run from spec, that did not
 // start (err) at started.
 func agentStartFailed(spec childSpec, err error, started time.Time) *iterationOutcome {
-	return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, err), elapsed: time.Since(started)}
+	return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, unwrapPathError(err)), elapsed: time.Since(started)}
 }
 
 // agentEnded completes o, the outcome of the agent c started from spec at

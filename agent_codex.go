@@ -86,7 +86,20 @@ func codexSandbox(mode string, skipPerms bool) ([]string, error) {
 	return nil, fmt.Errorf("permission mode %q has no codex meaning (codex takes default, acceptEdits, plan or bypassPermissions)", mode)
 }
 
-func (codexAgent) iterationArgs(r *runPlan) ([]string, error) {
+// estimatesCost: codex reports tokens, no cost (costEstimator).
+func (codexAgent) estimatesCost() bool { return true }
+
+// checkFlags refuses the run's settings that have no codex meaning, or
+// that contradict each other: usage errors, told before codex's CLI is
+// looked for (flagChecker).
+func (codexAgent) checkFlags(r *runPlan) error {
+	_, err := codexRunSandbox(r)
+	return err
+}
+
+// codexRunSandbox is the sandbox flags of the run's settings, or the usage
+// error that refuses them.
+func codexRunSandbox(r *runPlan) ([]string, error) {
 	if len(r.cfg.AllowedTools) > 0 {
 		return nil, usagef("--allowed-tools / claude.allowedTools (%s) has no codex meaning: codex has no per-tool permissions; use --permission-mode acceptEdits (codex's workspace-write sandbox), or drop --allowed-tools for codex", clip(strings.Join(r.cfg.AllowedTools, ","), 80))
 	}
@@ -100,6 +113,14 @@ func (codexAgent) iterationArgs(r *runPlan) ([]string, error) {
 	if arg := codexSandboxArg(r.cfg.Codex.Args); arg != "" && len(sandbox) > 0 {
 		return nil, &inputError{withHint(fmt.Errorf("agents.codex.args has %s, and the run's permission setting gives codex %s: codex would take one of them, or refuse both", arg, strings.Join(sandbox, " ")),
 			"choose the sandbox in one place: remove %s from agents.codex.args, or drop the permission setting for codex", arg)}
+	}
+	return sandbox, nil
+}
+
+func (codexAgent) iterationArgs(r *runPlan) ([]string, error) {
+	sandbox, err := codexRunSandbox(r)
+	if err != nil {
+		return nil, err
 	}
 	args := []string{"exec", "--json", "--skip-git-repo-check"}
 	args = append(args, r.cfg.Codex.Args...)

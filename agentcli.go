@@ -64,6 +64,28 @@ type agentCLI interface {
 	verifierRefusedHint() string
 }
 
+// flagChecker is an agent that refuses some of the run's settings (flags
+// without meaning for it): checked for every agent of the run before any
+// CLI is looked for, as a usage error comes before a missing CLI (fixing
+// that first would only lead to it).
+type flagChecker interface {
+	checkFlags(r *runPlan) error
+}
+
+// costEstimator is an agent whose CLI reports no cost: the tool estimates
+// it from tokens, and shows it marked ≈. A dry run's mock speaks claude's
+// stream, cost and all; for such an agent its cost is marked the same, so
+// that the dry run shows what the run will.
+type costEstimator interface {
+	estimatesCost() bool
+}
+
+// estimatesCost reports whether a's cost is an estimate (costEstimator).
+func estimatesCost(a agentCLI) bool {
+	ce, ok := a.(costEstimator)
+	return ok && ce.estimatesCost()
+}
+
 // streamDecoder turns an agent's output lines into the tool's events;
 // decode calls emit for each event of a line (none for a line that says
 // nothing the tool uses). An error is a line that is not the CLI's.
@@ -221,6 +243,31 @@ func checkAgentSettings(opts *runOptions, cfg *settings, chain []agentCLI) error
 		return usagef("--claude names claude's executable, and the run's agents are %s: name codex's with agents.codex.command or $%s", chainNames(chain), codexCommandEnv)
 	}
 	return nil
+}
+
+// checkAgentFlags refuses, before any CLI is looked for, the settings an
+// agent of the run has no meaning for (flagChecker), and those its
+// verifier refuses.
+func checkAgentFlags(r *runPlan, chain []agentCLI) error {
+	for _, a := range chain {
+		if fc, ok := a.(flagChecker); ok {
+			if err := fc.checkFlags(r); err != nil {
+				return err
+			}
+		}
+	}
+	if !r.cfg.Verification.Auto {
+		return nil
+	}
+	a := chain[0]
+	if n := r.cfg.Verification.Agent; n != "" && n != a.name() {
+		var err error
+		if a, err = lookupAgent(n, "verification.agent"); err != nil {
+			return err
+		}
+	}
+	_, err := a.verifierArgs(r.cfg, r.opts.model.s)
+	return err
 }
 
 // agentFlags are --agent (run, verify, setup, edit) and --fallback-agent

@@ -177,13 +177,13 @@ func report(env *cliEnv, c *command, err error) exitStatus {
 	stderr := sanitizingWriter{env.stderr}
 	switch {
 	case errors.Is(err, errHelp):
-		io.WriteString(env.stdout, c.manual())
+		printManual(env.stdout, c.manual())
 		return exitStatus{code: exitOK}
 	case errors.As(err, &ee):
 		return exitStatus{code: ee.code, signal: ee.signal}
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "%s: %s\n", progName, ue.msg)
-		fmt.Fprintf(env.stderr, "%s", shortUsage(c.manual()))
+		printManual(env.stderr, shortUsage(c.manual()))
 		fmt.Fprintf(env.stderr, "Run '%s help %s' for details.\n", progName, c.name)
 		return exitStatus{code: exitUsage}
 	case errors.As(err, &ie):

@@ -164,7 +164,7 @@ func appendAnswers(w *workspace, a pendingAnswer, replaces bool) error {
 	path := w.answersPath()
 	old, err := readRegularFile(path, taskFileCap)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("reading %s: %w", path, err)
+		return fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
 	var b bytes.Buffer
 	b.Write(old)
@@ -177,7 +177,7 @@ func appendAnswers(w *workspace, a pendingAnswer, replaces bool) error {
 	}
 	fmt.Fprintf(&b, "\n## %s\n\n### Question\n\n%s\n\n### %s\n\n%s\n", a.AnsweredAt.Format(time.RFC3339), a.Question, heading, a.Answer)
 	if err := writeFileAtomicSync(path, b.Bytes(), 0o600, true); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, unwrapPathError(err))
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func runArchiveSave(env *cliEnv, args []string) error {
 	for _, l := range info.outward {
 		fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
 	}
-	fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%d files, %s); the workspace is kept\n", w.Name, relPath(env.projectRoot, info.path), info.files, byteSize(info.size))
+	fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%s, %s); the workspace is kept\n", w.Name, relPath(env.projectRoot, info.path), plural(info.files, "file"), byteSize(info.size))
 	return nil
 }
 

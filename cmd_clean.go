@@ -140,7 +140,7 @@ func runClean(env *cliEnv, args []string) error {
 		for _, rel := range info.skipped {
 			fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))
 		}
-		fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%d files, %s)\n", w.Name, relPath(env.projectRoot, info.path), info.files, byteSize(info.size))
+		fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%s, %s)\n", w.Name, relPath(env.projectRoot, info.path), plural(info.files, "file"), byteSize(info.size))
 	}
 	if err := gitWork.remove(env); err != nil {
 		if info != nil {

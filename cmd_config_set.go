@@ -363,9 +363,26 @@ func (t *configTarget) lock(making bool, wsArg string) (release func(), missing 
 	}
 	unlock, missing, err := lockForUpdate(t.path)
 	if err != nil {
-		return nil, false, lockedUpdateError(t.shown, err)
+		return nil, false, t.linkHint(lockedUpdateError(t.shown, err))
 	}
 	return unlock, missing, nil
+}
+
+// linkHint adds to err, when the layer's file is a symbolic link (a
+// dotfile manager's), how to go on: the one writer never writes through a
+// link, so the file it leads to is edited by hand, or the link replaced by
+// a copy.
+func (t *configTarget) linkHint(err error) error {
+	target, lerr := os.Readlink(t.path)
+	if lerr != nil {
+		return err
+	}
+	if !filepath.IsAbs(target) { // relative to the link's directory
+		target = filepath.Join(filepath.Dir(t.path), target)
+	}
+	copied := shellQuote(t.shown + ".copy")
+	return withHint(err, "config set never writes through a symbolic link: edit %s itself, or replace the link by a copy of it (cp %s %s && mv %s %s), then set again",
+		target, shellQuote(target), copied, copied, shellQuote(t.shown))
 }
 
 // read returns the layer's keys as a JSON object, refusing a file that
@@ -431,7 +448,7 @@ func (t *configTarget) write(obj map[string]any, create bool) error {
 		write = createFileAtomic
 	}
 	if err := write(t.path, append(data, '\n'), perm); err != nil {
-		return fmt.Errorf("writing %s: %w", t.shown, unwrapPathError(err))
+		return t.linkHint(fmt.Errorf("writing %s: %w", t.shown, unwrapPathError(err)))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 const mainUsage = `claude-iterate runs the claude CLI in a loop on one task until it is done.
@@ -35,10 +36,11 @@ Exit status:
 Examples:
   claude-iterate init demo --instructions TASK.md
   claude-iterate run demo
-  claude-iterate run demo --dry-run          # the whole loop with a built-in mock agent
+  claude-iterate run demo --dry-run    # the loop with a built-in mock agent
   claude-iterate run demo --test-cmd 'go test ./...' --until-tests-pass
-  claude-iterate run --prompt PROMPT.md --until-output '<promise>COMPLETE</promise>' -m 10
-                                             # ralph mode: PROMPT.md verbatim each iteration
+  # ralph mode: PROMPT.md verbatim each iteration
+  claude-iterate run --prompt PROMPT.md -m 10 \
+      --until-output '<promise>COMPLETE</promise>'
 
 Run 'claude-iterate help <command>' for more about a command.
 `
@@ -48,7 +50,7 @@ func printMainUsage(w io.Writer) {
 	for _, c := range commandTable() {
 		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, mainUsage, b.String())
+	printManual(w, fmt.Sprintf(mainUsage, b.String()))
 }
 
 // helpUsage is the manual of the help command.
@@ -74,6 +76,134 @@ func runHelp(env *cliEnv, args []string) error {
 		}
 		return usagef("unknown command %q", pos[0])
 	}
-	io.WriteString(env.stdout, c.manual())
+	printManual(env.stdout, c.manual())
 	return nil
+}
+
+// helpWidth is the width every manual is printed within: a terminal's
+// default, and what a manual page keeps to.
+const helpWidth = 80
+
+// printManual writes a manual (a command's, or the program's) within
+// helpWidth columns.
+func printManual(w io.Writer, text string) {
+	io.WriteString(w, wrapManual(text, helpWidth))
+}
+
+// wrapManual folds the lines of a manual longer than width. A line
+// continues under where its text starts: an option's or a key's
+// description column (after a run of two spaces), else its indentation
+// ("Usage: " counts as such). In a section named Examples, a command is
+// folded with a backslash, outside quotes, so that it still pastes into a
+// shell, and a trailing comment goes on a line of its own. The manuals are
+// written as they read best; this keeps a long line (a config key's
+// description, made from the key table) from running past a terminal.
+func wrapManual(text string, width int) string {
+	var b strings.Builder
+	examples := false
+	for _, line := range strings.SplitAfter(text, "\n") {
+		body := strings.TrimSuffix(line, "\n")
+		if body != "" && body[0] != ' ' {
+			examples = strings.HasPrefix(body, "Examples:")
+		}
+		if utf8.RuneCountInString(body) <= width {
+			b.WriteString(line)
+			continue
+		}
+		indent := len(body) - len(strings.TrimLeft(body, " "))
+		var folded []string
+		if examples && !strings.HasPrefix(strings.TrimSpace(body), "#") {
+			folded = foldCommand(body, indent, width)
+		} else {
+			folded = foldText(body, hangColumn(body, indent, width), width)
+		}
+		b.WriteString(strings.Join(folded, "\n"))
+		if strings.HasSuffix(line, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// hangColumn is where the continuation of a long manual line starts: the
+// column after the first run of two or more spaces that follows text (an
+// option's description), or after "Usage: ", else the line's indentation.
+func hangColumn(body string, indent, width int) int {
+	if strings.HasPrefix(body, "Usage: ") {
+		return len("Usage: ")
+	}
+	rest := body[indent:]
+	if i := strings.Index(rest, "  "); i > 0 {
+		j := i
+		for j < len(rest) && rest[j] == ' ' {
+			j++
+		}
+		if col := indent + utf8.RuneCountInString(rest[:j]); col <= width/2 {
+			return col
+		}
+	}
+	return indent
+}
+
+// foldText breaks body at spaces into lines of at most width columns, the
+// lines after the first indented to hang.
+func foldText(body string, hang, width int) []string {
+	var lines []string
+	for utf8.RuneCountInString(body) > width {
+		cut := breakAt(body, width, hang, false)
+		if cut < 0 {
+			break // one word longer than the line: left whole
+		}
+		lines = append(lines, strings.TrimRight(body[:cut], " "))
+		body = strings.Repeat(" ", hang) + strings.TrimLeft(body[cut:], " ")
+	}
+	return append(lines, body)
+}
+
+// foldCommand folds an example's command line: a trailing comment (after
+// two spaces and #) on a line of its own, the command broken outside
+// quotes with a backslash, continued 4 columns further in.
+func foldCommand(body string, indent, width int) []string {
+	var comment string
+	if i := strings.Index(body, "  #"); i > 0 {
+		body, comment = strings.TrimRight(body[:i], " "), strings.TrimSpace(body[i:])
+	}
+	var lines []string
+	hang := indent + 4
+	for utf8.RuneCountInString(body) > width {
+		cut := breakAt(body, width-2, hang, true)
+		if cut < 0 {
+			break
+		}
+		lines = append(lines, strings.TrimRight(body[:cut], " ")+` \`)
+		body = strings.Repeat(" ", hang) + strings.TrimLeft(body[cut:], " ")
+	}
+	lines = append(lines, body)
+	if comment != "" {
+		lines = append(lines, foldText(strings.Repeat(" ", hang)+comment, hang+2, width)...)
+	}
+	return lines
+}
+
+// breakAt returns the byte offset of the last space in body at which a
+// line of at most width columns can end, past column min (and outside
+// quotes when quoted is set), or -1.
+func breakAt(body string, width, min int, quoted bool) int {
+	cut, col := -1, 0
+	var quote rune
+	for i, r := range body {
+		if col > width {
+			break
+		}
+		switch {
+		case quoted && quote == 0 && (r == '\'' || r == '"'):
+			quote = r
+		case quoted && r == quote:
+			quote = 0
+		case r == ' ' && quote == 0 && col > min:
+			cut = i
+		}
+		col++
+	}
+	return cut
 }

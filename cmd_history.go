@@ -512,7 +512,7 @@ func showChart(w io.Writer, recs []*iterationRecord, bars int) {
 	note := ""
 	if len(shown) > bars {
 		shown = shown[len(shown)-bars:]
-		note = fmt.Sprintf(" (the last %d iterations)", bars)
+		note = fmt.Sprintf(" (the last %s)", plural(bars, "iteration"))
 	}
 	var durs, costs, prog []float64
 	p := 0.0

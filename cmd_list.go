@@ -21,8 +21,8 @@ by default, see 'claude-iterate config'), and a ralph-mode run's state in the
 current directory, with mode, status, iterations run, progress and last run.
 A workspace made at a path (init ./dir) is not listed: the tool keeps no
 record of them; 'claude-iterate status ./dir' shows one.
-A status of "ended abnormally" is a run that ended without cleaning up (killed with
-SIGKILL, or a crash); ", question waits" marks a workspace whose agent asked
+A status of "ended abnormally" is a run that ended without cleaning up
+(killed with SIGKILL, or a crash); ", question waits" marks a workspace whose agent asked
 a question not answered yet ('claude-iterate answer'). When a workspace
 works in a git worktree (run --worktree), a BRANCH column shows its branch,
 +commits ahead of and -behind its base, ~files uncommitted, and "merged".

@@ -69,6 +69,10 @@ func runLogs(env *cliEnv, args []string) error {
 		return err
 	}
 	logs, err := workspaceLogs(w)
+	if fi, lerr := os.Lstat(w.logsPath()); err != nil && lerr == nil && !fi.IsDir() {
+		shown := relPath(env.projectRoot, w.logsPath())
+		return withHint(fmt.Errorf("%s is %s, not a directory: the runs since it is there have no log", shown, fileKind(fi)), "%s removes it; the next run makes the directory", removeCommand(w.logsPath(), shown))
+	}
 	if err != nil {
 		return err
 	}

@@ -143,7 +143,7 @@ func runMerge(env *cliEnv, args []string) error {
 	}
 	if st.Squashed != "" {
 		if err := w.save(); err != nil {
-			fmt.Fprintf(env.stderr, "%s: warning: saving %s: %v\n", progName, w.metadataPath(), err)
+			fmt.Fprintf(env.stderr, "%s: warning: saving %s: %v\n", progName, w.metadataPath(), unwrapPathError(err))
 		}
 	}
 	fmt.Fprintf(env.stdout, "Merged %s into %s (%s): %s\n", st.Branch, st.Base, relPath(env.projectRoot, target), done)

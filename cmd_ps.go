@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -85,11 +86,23 @@ func writePS(w io.Writer, runs []runView, here bool) error {
 		_, err := fmt.Fprintln(w, msg)
 		return err
 	}
+	rows := make([][]string, len(runs))
+	for i, v := range runs {
+		rows[i] = psRow(v)
+		rows[i][len(rows[i])-1] = clipWidth(rows[i][len(rows[i])-1], 60)
+	}
+	// On a terminal (TERM=dumb, or watch --all without one on stdin) the
+	// table fits its width as watch --all's live one does, rather than
+	// wrapping; a pipe or a file gets every column.
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		cols, _ := terminalSize(f)
+		header, lines := fitTable(psHeader, rows, psPriorities, cols)
+		_, err := fmt.Fprintln(w, header+"\n"+strings.Join(lines, "\n"))
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(psHeader, "\t"))
-	for _, v := range runs {
-		row := psRow(v)
-		row[len(row)-1] = clipWidth(row[len(row)-1], 60)
+	for _, row := range rows {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()

@@ -46,7 +46,7 @@ func runStop(env *cliEnv, args []string) error {
 	shown := relPath(env.projectRoot, path)
 	byHand := "touch " + shellQuote(shown)
 	if err := checkStopPath(path); err != nil {
-		return withHint(err, "remove it yourself, then try again, or stop the run by hand: rm %s; %s", shellQuote(shown), byHand)
+		return withHint(err, "remove it yourself, then try again, or stop the run by hand: %s; %s", removeCommand(path, shown), byHand)
 	}
 	if *cancel {
 		removed, err := removeStopFile(path)

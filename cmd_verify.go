@@ -72,15 +72,18 @@ func verifierSpec(o *verifyOptions, cfg *settings, dir string) (childSpec, error
 	if o.claude.set && a.name() != agentClaude {
 		return childSpec{}, usagef("--claude names claude's executable, and the verifier's agent is %s: name its executable with agents.%s.command", a.name(), a.name())
 	}
+	// The arguments first: a setting the agent refuses is a usage error,
+	// told before a missing CLI (fixing that first would only lead to it).
+	args, err := a.verifierArgs(cfg, o.model.s)
+	if err != nil {
+		return childSpec{}, err
+	}
 	path, err := findAgentCLI(a, cfg)
 	if err != nil {
 		return childSpec{}, err
 	}
 	spec := agentChildSpec(a, cfg, path)
-	if spec.args, err = a.verifierArgs(cfg, o.model.s); err != nil {
-		return childSpec{}, err
-	}
-	spec.dir = dir
+	spec.args, spec.dir = args, dir
 	return spec, nil
 }
 
@@ -165,7 +168,7 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	hist, err := openHistory(w.historyPath(), func(msg string) { con.errorf("warning: %s", msg) })
 	if err != nil {
-		con.errorf("warning: cannot write the history: %v", err)
+		con.errorf("warning: cannot write the history %s: %v", w.historyPath(), unwrapPathError(err))
 	}
 	defer hist.close()
 	log, err := openRunLog(w.logsPath(), time.Now(), func(err error) { con.errorf("warning: %v", err) })
@@ -203,7 +206,7 @@ func runVerify(env *cliEnv, args []string) error {
 			w.meta.Verification.Findings = &verifyFindings{Verdict: vr.verdict} // for the next run's first prompt
 		}
 		if err := w.save(); err != nil {
-			con.errorf("warning: saving %s: %v", w.metadataPath(), err)
+			con.errorf("warning: saving %s: %v", w.metadataPath(), unwrapPathError(err))
 		}
 		if vr.failed {
 			return withHint(fmt.Errorf("the verifier failed: %s", vr.why), "the log has its output: %s", relPath(env.projectRoot, logPathOf(log)))

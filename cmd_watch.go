@@ -30,8 +30,8 @@ Shows the live panel of a run in progress, from another shell (or after
 'nohup claude-iterate run … &'): its state, iterations, elapsed time, what
 the agent is doing now, tasks, cost and any stop request, with the run's
 progress lines above it (without colours under NO_COLOR). Not on a
-terminal (or with TERM=dumb), plain lines. Without <workspace>, watches the ralph-mode run of the current
-directory.
+terminal (or with TERM=dumb), plain lines. Without <workspace>, watches the
+ralph-mode run of the current directory.
 
 watch follows the run until it ends, then prints the run's last line and
 exits with the run's exit status. Ctrl+C ends the watch and leaves the run

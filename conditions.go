@@ -309,12 +309,12 @@ func (c *condition) evaluate(s *condState) condResult {
 		if s.FailStreak >= c.Count {
 			return metResult("%s", plural(s.FailStreak, "consecutive failed iteration"))
 		}
-		return condResult{Progress: ratio(float64(s.FailStreak), float64(c.Count)), Reason: fmt.Sprintf("%d of %d failed iterations in a row", s.FailStreak, c.Count)}
+		return condResult{Progress: ratio(float64(s.FailStreak), float64(c.Count)), Reason: fmt.Sprintf("%d of %s in a row", s.FailStreak, plural(c.Count, "failed iteration"))}
 	case condTestFailureStreak:
 		if s.TestFailStreak >= c.Count {
 			return metResult("%s", plural(s.TestFailStreak, "consecutive failing test run"))
 		}
-		return condResult{Progress: ratio(float64(s.TestFailStreak), float64(c.Count)), Reason: fmt.Sprintf("%d of %d failing test runs in a row", s.TestFailStreak, c.Count)}
+		return condResult{Progress: ratio(float64(s.TestFailStreak), float64(c.Count)), Reason: fmt.Sprintf("%d of %s in a row", s.TestFailStreak, plural(c.Count, "failing test run"))}
 	case condAllTestsPass:
 		t := s.Tests
 		if t == nil {
@@ -346,9 +346,9 @@ func (c *condition) evaluate(s *condState) condResult {
 	case condNoProgress:
 		word := firstNonEmpty(s.ProgressWord, "progress")
 		if s.SinceProgress >= c.Iterations {
-			return metResult("stagnation (%d iterations without %s)", s.SinceProgress, word)
+			return metResult("stagnation (%s without %s)", plural(s.SinceProgress, "iteration"), word)
 		}
-		return condResult{Progress: ratio(float64(s.SinceProgress), float64(c.Iterations)), Reason: fmt.Sprintf("%d of %d iterations without %s", s.SinceProgress, c.Iterations, word)}
+		return condResult{Progress: ratio(float64(s.SinceProgress), float64(c.Iterations)), Reason: fmt.Sprintf("%d of %s without %s", s.SinceProgress, plural(c.Iterations, "iteration"), word)}
 	case condTaskComplete:
 		if s.TaskComplete {
 			return metResult("task marked complete in %s", statusFile)

@@ -70,15 +70,26 @@ type diskCheck struct {
 	root    string
 	log     *runLog
 	history *historyWriter
-	saveErr error // a save of the metadata that found its device full
+	saveErr error  // a save of the metadata that found its device full
+	warned  string // the last save's failure warned of
 }
 
 // saveFailed warns of a save of the metadata during the run that failed,
 // and keeps the first that found the device full.
 func (d *diskCheck) saveFailed(con *console, err error) {
-	con.errorf("warning: saving %s: %v", d.ws.metadataPath(), err)
+	d.warnSave(con, d.ws.metadataPath(), err)
 	if isNoSpace(err) && d.saveErr == nil && d.ws != nil {
 		d.saveErr = &os.PathError{Op: "write", Path: d.ws.metadataPath(), Err: unwrapPathError(err)}
+	}
+}
+
+// warnSave warns of a save of the metadata that failed, but not of the
+// same failure twice in a row: each save of a run meets a FIFO left there.
+func (d *diskCheck) warnSave(con *console, path string, err error) {
+	msg := fmt.Sprintf("warning: saving %s: %v", path, unwrapPathError(err))
+	if msg != d.warned {
+		d.warned = msg
+		con.errorf("%s", msg)
 	}
 }
 

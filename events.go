@@ -408,11 +408,11 @@ func notificationFor(ev runEvent) notification {
 		}
 		return nt
 	case eventMilestone:
-		body := fmt.Sprintf("%d iterations in %s, %s so far", ev.Totals.Iterations, compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), costText(ev.Totals.CostUSD, ev.Totals.EstimatedUSD > 0))
+		body := fmt.Sprintf("%s in %s, %s so far", plural(ev.Totals.Iterations, "iteration"), compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), costText(ev.Totals.CostUSD, ev.Totals.EstimatedUSD > 0))
 		if p := ev.Progress; p != nil {
 			body += fmt.Sprintf(" · %d/%d items", p.Completed, p.Total)
 		}
-		return notification{event: ev.Event, title: fmt.Sprintf("%s: %d iterations", ws, ev.Totals.Iterations), priority: "3", tags: "checkered_flag", body: body}
+		return notification{event: ev.Event, title: fmt.Sprintf("%s: %s", ws, plural(ev.Totals.Iterations, "iteration")), priority: "3", tags: "checkered_flag", body: body}
 	case eventStatus:
 		nt := notification{event: ev.Event, title: ws + ": status update", priority: "2", tags: "bar_chart", body: ev.Message}
 		if ev.Complete {

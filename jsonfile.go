@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -52,6 +54,11 @@ func (e *fileError) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
+	// What was read is not the file the user sees at the path: say so
+	// (a dotfile manager's link, an agent's).
+	if target, err := os.Readlink(e.Path); err == nil {
+		fmt.Fprintf(&b, " (%s is a symbolic link to %s)", filepath.Base(e.Path), target)
+	}
 	return b.String()
 }
 

@@ -535,7 +535,7 @@ func (r *runner) finish(end ending) error {
 	code := end.code
 	m.LastExitCode = &code
 	if err := r.ws.save(); err != nil && !(end.gone && isGone(err)) {
-		r.con.errorf("warning: saving %s: %v", r.ws.metadataPath(), err)
+		r.checks.disk.warnSave(r.con, r.ws.metadataPath(), err)
 	}
 	elapsed := r.elapsed()
 	run := r.count.totals

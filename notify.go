@@ -256,10 +256,10 @@ wait:
 	left := n.pending.Load()
 	defer n.summarize(left, why)
 	if d := n.dropped.Load(); d > 0 {
-		n.warn(fmt.Sprintf("%d notifications dropped: more than %d were waiting to be sent", d, notifyQueueSize))
+		n.warn(fmt.Sprintf("%s dropped: more than %d were waiting to be sent", plural(int(d), "notification"), notifyQueueSize))
 	}
 	if why != "" && left > 0 {
-		n.warn(fmt.Sprintf("%d notifications not sent to %s: %s", left, n.shown, why))
+		n.warn(fmt.Sprintf("%s not sent to %s: %s", plural(int(left), "notification"), n.shown, why))
 	}
 	n.silenced.Store(true)
 }
@@ -285,7 +285,7 @@ func (n *notifier) summarize(left int64, why string) {
 	if failed > total {
 		failed = total
 	}
-	n.tell(fmt.Sprintf("warning: %d of %d notifications to %s failed (last: %s); details in the log", failed, total, n.shown, last))
+	n.tell(fmt.Sprintf("warning: %d of %s to %s failed (last: %s); details in the log", failed, plural(int(total), "notification"), n.shown, last))
 }
 
 // servePagePath is where 'serve' shows one run's page: servePagePath+id.

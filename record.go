@@ -15,6 +15,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"sort"
 	"time"
 )
@@ -221,10 +222,21 @@ func (t *workTotals) add(rec *iterationRecord) {
 // +Inf (which no JSON encoder writes).
 const maxCostUSD = 1e12
 
-// boundedSum adds an iteration's cost to a total, within maxCostUSD.
+// boundedSum adds an iteration's cost to a total, within maxCostUSD, and
+// rounds it (roundUSD). Every cost the tool keeps is made here (a record's
+// is boundedSum(0, cost)), so every JSON that carries one (the history,
+// .metadata.json, .run-state.json, ps --json, serve, events) is rounded.
 func boundedSum(total, cost float64) float64 {
 	if !(cost > 0) { // negative, zero or NaN
 		return total
 	}
-	return min(total+min(cost, maxCostUSD), maxCostUSD)
+	return roundUSD(min(total+min(cost, maxCostUSD), maxCostUSD))
+}
+
+// roundUSD rounds an amount of dollars to a millionth of a dollar: far
+// below what a view shows ($0.0123), and without the float noise of a sum
+// (0.1 + 0.2 is 0.30000000000000004; its rounding, written by
+// encoding/json in the fewest digits, is 0.3).
+func roundUSD(x float64) float64 {
+	return math.Round(x*1e6) / 1e6
 }

@@ -59,7 +59,7 @@ func (r *runner) setup(pos []string) error {
 		return err
 	}
 	if err := checkStopPath(ws.stopPath()); err != nil {
-		return withHint(err, "remove it, then run again")
+		return withHint(err, "remove it (%s), then run again", removeCommand(ws.stopPath(), relPath(env.projectRoot, ws.stopPath())))
 	}
 	if opts.dryRun {
 		if ws, err = r.useScratch(ws); err != nil {
@@ -150,6 +150,9 @@ func (r *runner) setup(pos []string) error {
 	r.log, err = openRunLog(ws.logsPath(), r.start, func(err error) { r.con.errorf("warning: %v", err) })
 	if err != nil {
 		r.con.errorf("warning: cannot create a log in %s: %v; running without a log", ws.logsPath(), unwrapPathError(err))
+		if fi, lerr := os.Lstat(ws.logsPath()); lerr == nil && !fi.IsDir() {
+			r.con.errorf("hint: %s removes it; the next run makes the directory", removeCommand(ws.logsPath(), relPath(r.env.projectRoot, ws.logsPath())))
+		}
 		r.log = nil
 	}
 	if r.log != nil && !opts.dryRun {
@@ -160,7 +163,7 @@ func (r *runner) setup(pos []string) error {
 	r.sup.con, r.sup.log = r.con, r.log
 	r.history, err = openHistory(ws.historyPath(), func(msg string) { r.con.errorf("warning: %s", msg) })
 	if err != nil {
-		r.con.errorf("warning: cannot write the history: %v; running without it", err)
+		r.con.errorf("warning: cannot write the history %s: %v; running without it", ws.historyPath(), unwrapPathError(err))
 	}
 	exclude := []string{ws.StateDir}
 	if !ws.Ralph {
@@ -195,7 +198,7 @@ func (r *runner) setupFailed(err error) {
 	// Not held: the run's first save failed, and that is the error to
 	// report, once (a second save would fail the same way).
 	if serr := r.ws.save(); r.ws.held && serr != nil && !isGone(serr) {
-		fmt.Fprintf(r.env.stderr, "%s: warning: saving %s: %v\n", progName, r.ws.metadataPath(), serr)
+		fmt.Fprintf(r.env.stderr, "%s: warning: saving %s: %v\n", progName, r.ws.metadataPath(), unwrapPathError(serr))
 	}
 	r.log.section("RUN ENDED", "Ended: "+logTime(time.Now()), "Reason: "+reason, fmt.Sprintf("Exit code: %d", code))
 	r.log.Close()
@@ -352,7 +355,10 @@ func (r *runner) checkTask() error {
 	}
 	data, err := readRegularFile(r.ws.instructionsPath(), taskFileCap)
 	if err != nil {
-		return withHint(fmt.Errorf("reading the task: %w", err), "write it with claude: %s, or write it to %s", wsCommand(r.ws, "setup"), r.ws.instructionsPath())
+		path := r.ws.instructionsPath()
+		err = fmt.Errorf("reading the task %s: %w", path, unwrapPathError(err))
+		// A file there but refused wants another fix than writing it.
+		return withHint(err, "%s", firstNonEmpty(fileFaultHint(path, relPath(r.env.projectRoot, path), err), "write it with claude: "+wsCommand(r.ws, "setup")+", or write it to "+path))
 	}
 	if strings.TrimSpace(string(data)) == "" {
 		return withHint(fmt.Errorf("%s is empty", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it (or with claude: %s)", wsCommand(r.ws, "setup"))
@@ -394,6 +400,9 @@ func (r *runner) resolveAgent() error {
 		}
 		r.systemPrompt, r.systemPromptSource = expandPrompt(tmpl, r.workRoot(), r.ws.Dir, ""), relPath(r.env.projectRoot, source)
 	}
+	if err := checkAgentFlags(r.runPlan, chain); err != nil {
+		return err
+	}
 	r.agents = make([]runAgent, len(chain))
 	for i, a := range chain {
 		spec, err := r.agentSpec(a)
@@ -425,6 +434,7 @@ func (r *runner) agentSpec(a agentCLI) (childSpec, error) {
 		r.spec = childSpec{path: exe, argv0: progName}
 		pre = append(pre, mockAgentCommand)
 		r.spec.env = []string{mockEnvStatus + "=" + r.ws.statusPath(), fmt.Sprintf("%s=%d", mockEnvTotal, dryRunTotalItems)}
+		r.spec.costEstimated = estimatesCost(a) // shown ≈, as the agent's own would be
 	} else {
 		path, err := findAgentCLI(a, r.cfg)
 		if err != nil {
@@ -517,7 +527,7 @@ func (r *runner) buildPrompt() (string, error) {
 	}
 	data, err := r.promptCache.read(r.ws.instructionsPath())
 	if err != nil {
-		return "", fmt.Errorf("reading the task: %w", err)
+		return "", fmt.Errorf("reading the task %s: %w", r.ws.instructionsPath(), unwrapPathError(err))
 	}
 	tmpl, _, err := promptTemplate(r.ws, r.env.projectRoot, r.mode, "iteration")
 	if err != nil {

@@ -85,6 +85,17 @@ func notRegularError(fi fs.FileInfo) error {
 	return fmt.Errorf("%w (%s)", errNotRegular, fileKind(fi))
 }
 
+// notRegularAt is notRegularError for the file at path, which names the
+// target of a symbolic link: the file the user meant to be written.
+func notRegularAt(path string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := os.Readlink(path); err == nil {
+			return fmt.Errorf("%w (a symbolic link to %s)", errNotRegular, target)
+		}
+	}
+	return notRegularError(fi)
+}
+
 // fileKind names the kind of file fi is: "a directory", "a named pipe", …
 func fileKind(fi fs.FileInfo) string {
 	switch m := fi.Mode(); {
@@ -206,12 +217,49 @@ func readFD(fd int, path string, buf []byte, limit, size int64) ([]byte, error) 
 	return buf, nil
 }
 
+// errTooLarge is a file over the cap of its kind.
+var errTooLarge = errors.New("larger than")
+
 // tooLargeError says a file is over max bytes.
 func tooLargeError(max int64) error {
-	if max%(1<<20) == 0 {
-		return fmt.Errorf("larger than %d MiB", max>>20)
+	return fmt.Errorf("%w %s", errTooLarge, sizeText(max))
+}
+
+// sizeText says a cap in one style: MiB or KiB for a multiple of either,
+// bytes otherwise.
+func sizeText(n int64) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n > 0 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return fmt.Errorf("larger than %d bytes", max)
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// fileFaultHint says what to do about a file the one reader refused (err,
+// for the file at path, shown as shown), fitting why: what is there in
+// place of a regular file is removed, a file over its cap made smaller.
+// It is "" for any other error (a missing file: the caller knows what
+// writes it).
+func fileFaultHint(path, shown string, err error) string {
+	switch {
+	case errors.Is(err, errNotRegular):
+		return "replace it with a regular file: " + removeCommand(path, shown) + " removes what is there"
+	case errors.Is(err, errTooLarge):
+		return "make it smaller, or move it away: mv " + shellQuote(shown) + " " + shellQuote(shown+".big")
+	}
+	return ""
+}
+
+// removeCommand is the shell command that removes what is at path, shown
+// as shown: rm -r for a directory (rm alone refuses one), rm for any other
+// kind (a link is removed, not what it points to).
+func removeCommand(path, shown string) string {
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return "rm -r " + shellQuote(shown)
+	}
+	return "rm " + shellQuote(shown)
 }
 
 // openLockFile opens (creating it if need be) a workspace's lock file for

@@ -24,8 +24,8 @@ func TestReadRegularFileCap(t *testing.T) {
 		}
 		got, err := readRegularFile(path, max)
 		if size > max {
-			if err == nil || !strings.Contains(err.Error(), "larger than 4096 bytes") {
-				t.Errorf("size %d: err = %v, want larger than 4096 bytes", size, err)
+			if err == nil || !strings.Contains(err.Error(), "larger than 4 KiB") {
+				t.Errorf("size %d: err = %v, want larger than 4 KiB", size, err)
 			}
 			continue
 		}
@@ -132,5 +132,18 @@ func TestOpenTerminalRefuses(t *testing.T) {
 	os.WriteFile(path, nil, 0o644)
 	if f, err := openTerminal(path); err == nil || !strings.HasSuffix(err.Error(), "not a terminal") {
 		t.Errorf("openTerminal(a file) = %v, %v; want not a terminal", f, err)
+	}
+}
+
+// TestSizeText pins one style for every cap a refusal names: MiB, KiB or
+// bytes, never 131072 bytes next to 1 MiB.
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{1 << 20: "1 MiB", 4 << 20: "4 MiB", 128 << 10: "128 KiB", 1536 << 10: "1536 KiB", 1000: "1000 bytes", 0: "0 bytes"} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if err := tooLargeError(maxAnswer * 2); !errors.Is(err, errTooLarge) || err.Error() != "larger than 128 KiB" {
+		t.Errorf("tooLargeError = %v, want larger than 128 KiB", err)
 	}
 }

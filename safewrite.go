@@ -166,7 +166,7 @@ func (d *writeDir) close() { d.root.Close() }
 // refuseKind returns the error for a path that holds fi, a file other
 // than a regular one.
 func (d *writeDir) refuseKind(fi fs.FileInfo) error {
-	return &fs.PathError{Op: "write", Path: d.path, Err: notRegularError(fi)}
+	return &fs.PathError{Op: "write", Path: d.path, Err: notRegularAt(d.path, fi)}
 }
 
 // checkKind refuses the name unless it is missing or a regular file.
@@ -373,7 +373,7 @@ func (t *tempFile) commit(path string) error {
 		return err
 	}
 	if fi, err := t.d.root.Lstat(name); err == nil && !fi.Mode().IsRegular() {
-		return &fs.PathError{Op: "write", Path: path, Err: notRegularError(fi)}
+		return &fs.PathError{Op: "write", Path: path, Err: notRegularAt(path, fi)}
 	}
 	if err := t.d.root.Rename(t.name, name); err != nil {
 		return &fs.PathError{Op: "write", Path: path, Err: unwrapPathError(err)}
@@ -464,6 +464,19 @@ func renameNoFollow(from, to string) error {
 // workspace's directory, without leaving it.
 func makeDirAll(path string, perm os.FileMode) error {
 	path = filepath.Clean(path)
+	err := mkdirAll(path, perm)
+	if err == nil {
+		return nil
+	}
+	// "file exists" names no cause: what is there does.
+	if fi, lerr := os.Lstat(path); lerr == nil && !fi.IsDir() {
+		return &fs.PathError{Op: "mkdir", Path: path, Err: fmt.Errorf("not a directory (%s)", fileKind(fi))}
+	}
+	return err
+}
+
+// mkdirAll is makeDirAll before its error is told.
+func mkdirAll(path string, perm os.FileMode) error {
 	top := confiningRoot(path)
 	if top == "" {
 		return os.MkdirAll(path, perm)
@@ -541,7 +554,7 @@ func openLockTarget(path string, perm uint32, create bool) (int, error) {
 		if lerr != nil {
 			return -1, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
 		}
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularAt(path, fi)}
 	}
 	return fd, nil
 }
@@ -558,7 +571,7 @@ func openNoFollow(path string, flags int, perm uint32) (int, error) {
 			return fd, nil
 		}
 		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularError(fi)}
+			return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularAt(path, fi)}
 		}
 		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}

@@ -148,7 +148,7 @@ func newSession(env *cliEnv, cfg *settings, w *workspace, kind, instructions, fi
 func (s *session) run(in, out, errOut *os.File) (string, error) {
 	ws, err := runAttached(in, out, errOut, s.path, s.argv, s.dir, childEnv())
 	if err != nil {
-		return "", fmt.Errorf("running %s: %w", s.path, err)
+		return "", fmt.Errorf("running %s: %w", s.path, unwrapPathError(err))
 	}
 	switch {
 	case ws.Exited() && ws.ExitStatus() == 0:

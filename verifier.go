@@ -75,7 +75,7 @@ func (v *verifier) prompt() (string, error) {
 	}
 	task, err := readRegularFile(v.ws.instructionsPath(), taskFileCap)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("reading the task: %w", err)
+		return "", fmt.Errorf("reading the task %s: %w", v.ws.instructionsPath(), unwrapPathError(err))
 	}
 	tmpl := strings.NewReplacer("{{depth}}", v.depth, "{{depthRules}}", depthRules[v.depth]).Replace(string(data))
 	return expandPrompt(tmpl, v.root, v.ws.Dir, string(task)), nil

@@ -363,7 +363,11 @@ func (w *workspace) load() error {
 		if errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		return fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+		err = fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+		if hint := fileFaultHint(path, path, err); hint != "" {
+			return withHint(err, "%s; a run takes up the workspace again from its task files", hint)
+		}
+		return err
 	}
 	m, err := parseMetadata(path, data)
 	if err != nil {

@@ -62,7 +62,11 @@ func readSettings(w *workspace) (*workspaceSettings, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+		err = fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+		if hint := fileFaultHint(path, path, err); hint != "" {
+			return nil, withHint(err, "%s; without it the workspace's mode and config are those of .metadata.json", hint)
+		}
+		return nil, err
 	}
 	return parseSettings(path, data)
 }
