@@ -80,6 +80,7 @@ func (r *runner) setup(pos []string) error {
 	lock.markEnvironment()
 	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
 	r.con = newConsole(env.stdout, env.stderr, r.cfg.OutputLevel)
+	lock.warn = func(msg string) { r.con.errorf("warning: %s", msg) }
 	if !opts.dryRun {
 		if err := ignoreRuntimeFiles(ws); err != nil { // a workspace made before the tool did so
 			r.con.errorf("warning: %v", err)
