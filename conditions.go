@@ -247,6 +247,11 @@ func (c *condition) describe() string {
 	return c.Type
 }
 
+// claimNotAccepted starts the reason of a task_complete condition whose
+// completion the status file claims but the run did not accept; status and
+// list show it so.
+const claimNotAccepted = "claimed complete, not accepted: "
+
 // condResult is one evaluation of a condition.
 type condResult struct {
 	Met      bool
@@ -276,6 +281,7 @@ type condState struct {
 	Error          string        // and why
 	ResultText     string        // the last iteration's final result text
 	TaskComplete   bool          // .status.json says complete
+	Claim          string        // else why the completion it claims does not count ("": none claimed)
 	SinceProgress  int           // iterations since the last progress
 	ProgressWord   string        // "progress" or "work", for the stagnation reason
 	Tests          *testResults  // the last test run, nil if none ran
@@ -353,6 +359,9 @@ func (c *condition) evaluate(s *condState) condResult {
 	case condTaskComplete:
 		if s.TaskComplete {
 			return metResult("task marked complete in %s", statusFile)
+		}
+		if s.Claim != "" {
+			return condResult{Reason: claimNotAccepted + s.Claim}
 		}
 		return condResult{Reason: "not marked complete"}
 	case condOutputPattern:
