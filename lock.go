@@ -411,6 +411,9 @@ func (l *runLock) lookAround() {
 		l.write()
 	}
 	l.mu.Unlock()
+	if msg := l.reg.keep(); msg != "" {
+		l.say(msg)
+	}
 }
 
 // pruneLocked drops the recorded processes that ended; l.mu is held.
