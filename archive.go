@@ -499,7 +499,7 @@ func listArchives(env *cliEnv, heading bool) error {
 			ts, _ := readTaskStatus(a.ws)
 			m := a.ws.meta
 			// The names are the archive's own (its directory's, its file's): written out.
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sanitizeString(a.ws.Name), m.Mode, sanitizeString(a.ws.displayStatus()), m.Iterations, ts.progressText(), a.at.Local().Format("2006-01-02 15:04"), sanitizeString(filepath.Base(a.path)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sanitizeString(a.ws.Name), m.Mode, sanitizeString(a.ws.displayStatus()), m.Iterations, progressCell(a.ws, ts), a.at.Local().Format("2006-01-02 15:04"), sanitizeString(filepath.Base(a.path)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -115,7 +115,8 @@ func saveAnswer(w *workspace, q *questionState, text, label, answers string) (re
 	// as a command that comes after that locks the new file.
 	unlock, err := lockMaking(w.answersPath(), 0o600)
 	if err != nil {
-		return false, fmt.Errorf("cannot update %s: %w", answers, unwrapPathError(err))
+		return false, withHint(fmt.Errorf("cannot save the answer: %s: %v; nothing was saved", answers, unwrapPathError(err)),
+			"move %s aside, then answer again", answers)
 	}
 	defer unlock()
 	// A run takes an answer under this lock (questionDesk.take): the
@@ -130,12 +131,27 @@ func saveAnswer(w *workspace, q *questionState, text, label, answers string) (re
 	earlier, _ := readAnswer(w)
 	replaces = earlier != nil && earlier.Hash == q.Hash
 	a := pendingAnswer{Question: q.Pending, Hash: q.Hash, Answer: text, AnsweredAt: time.Now().UTC().Truncate(time.Second)}
+	// Every check before any write: an answer that cannot be appended to
+	// ANSWERS.md (too large, not a regular file) saves nothing.
+	book, err := answersWith(w, a, replaces)
+	if err != nil {
+		return false, withHint(fmt.Errorf("cannot save the answer: reading %s: %v; nothing was saved", answers, unwrapPathError(err)),
+			"move %s aside (or trim it), then answer again", answers)
+	}
 	data, _ := json.Marshal(&a)
 	if err := writeFileAtomicSync(w.answerPath(), append(data, '\n'), 0o600, true); err != nil {
-		return false, fmt.Errorf("saving the answer: %w", err)
+		return false, fmt.Errorf("cannot save the answer: %w; nothing was saved", err)
 	}
-	if err := appendAnswers(w, a, replaces); err != nil {
-		return false, err
+	if err := writeFileAtomicSync(w.answersPath(), book, 0o600, true); err != nil {
+		// The answer file back as it was: an answer not in ANSWERS.md
+		// is not saved.
+		if earlier != nil {
+			back, _ := json.Marshal(earlier)
+			writeFileAtomicSync(w.answerPath(), append(back, '\n'), 0o600, true)
+		} else {
+			os.Remove(w.answerPath())
+		}
+		return false, fmt.Errorf("cannot save the answer: writing %s: %v; nothing was saved", answers, unwrapPathError(err))
 	}
 	return replaces, nil
 }
@@ -158,13 +174,13 @@ func questionGoneError(w *workspace, label, h string, now *questionState, answer
 		"'%s' shows a pending question", status)
 }
 
-// appendAnswers appends a question and its answer to ANSWERS.md (0600);
-// replaces: the answer replaces the one above, not taken.
-func appendAnswers(w *workspace, a pendingAnswer, replaces bool) error {
-	path := w.answersPath()
-	old, err := readRegularFile(path, taskFileCap)
+// answersWith is ANSWERS.md with a question and its answer appended;
+// replaces: the answer replaces the one above, not taken. An ANSWERS.md
+// that cannot be read is an error (nothing is written).
+func answersWith(w *workspace, a pendingAnswer, replaces bool) ([]byte, error) {
+	old, err := readRegularFile(w.answersPath(), taskFileCap)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+		return nil, err
 	}
 	var b bytes.Buffer
 	b.Write(old)
@@ -176,8 +192,5 @@ func appendAnswers(w *workspace, a pendingAnswer, replaces bool) error {
 		heading = "Answer (replaces the one above)"
 	}
 	fmt.Fprintf(&b, "\n## %s\n\n### Question\n\n%s\n\n### %s\n\n%s\n", a.AnsweredAt.Format(time.RFC3339), a.Question, heading, a.Answer)
-	if err := writeFileAtomicSync(path, b.Bytes(), 0o600, true); err != nil {
-		return fmt.Errorf("writing %s: %w", path, unwrapPathError(err))
-	}
-	return nil
+	return b.Bytes(), nil
 }

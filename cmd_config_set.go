@@ -420,6 +420,9 @@ func (t *configTarget) write(obj map[string]any, create bool) error {
 		return err
 	}
 	if t.ws != nil {
+		if err := checkWritable(settingsPath(t.ws), t.ws.metadataPath()); err != nil {
+			return fmt.Errorf("%w; nothing was changed", err)
+		}
 		t.ws.meta.Config = obj
 		if len(obj) == 0 {
 			t.ws.meta.Config = nil

@@ -121,7 +121,7 @@ func listWorkspaces(env *cliEnv) error {
 					branch = "\t" + sanitizeString(views[i].short())
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s%s\n", w.Name, mode, status, w.meta.Iterations, ts.progressText(), last, branch)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s%s\n", w.Name, mode, status, w.meta.Iterations, progressCell(w, ts), last, branch)
 		}
 		if err := tw.Flush(); err != nil {
 			return writeError(err)

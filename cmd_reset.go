@@ -100,6 +100,10 @@ func runReset(env *cliEnv, args []string) error {
 		return err
 	}
 	defer release()
+	// Every write checked before the first (the history's removal).
+	if err := checkWritable(w.metadataPath()); err != nil {
+		return fmt.Errorf("%w; nothing was reset", err)
+	}
 	changes := resetMetadata(w.meta)
 	records := 0
 	if skipped, err := eachRecord(w.historyPath(), func(*iterationRecord) { records++ }); err == nil && records+skipped > 0 {

@@ -92,7 +92,8 @@ Stop conditions (checked after each iteration; see Conditions below):
   --until-output TEXT         complete when the iteration's final result
                               contains TEXT (e.g. '<promise>COMPLETE</promise>')
   --until-regex RE            complete when the final result matches RE
-  --until-file PATH           complete when PATH exists
+  --until-file PATH           complete when an iteration creates PATH (or
+                              changes it, when it exists already)
                               (each --until-* may be repeated: any one completes)
   --test-cmd CMD              run CMD (with sh -c) after each iteration
   --until-tests-pass          complete when every test of --test-cmd passes
@@ -193,7 +194,8 @@ Conditions:
     user_signal                      never
     all {conditions: [...]}          any {conditions: [...]}
     not {condition: {...}}
-  (file_contains looks in files of up to 1 MiB)
+  (file_contains looks in files of up to 1 MiB; a file left from before the
+  run counts for file_created and file_contains once an iteration changes it)
 
   After each iteration the first met condition ends the run and names the
   reason: failure conditions first, then success, then the others; within

@@ -47,9 +47,12 @@ type statusReport struct {
 	Created time.Time  `json:"created"`
 	LastRun *time.Time `json:"lastRun,omitempty"`
 	workTotals
-	LastRunIters   int                `json:"lastRunIterations"`
-	Progress       *progressRep       `json:"progress,omitempty"`
-	Complete       bool               `json:"complete"`
+	LastRunIters int          `json:"lastRunIterations"`
+	Progress     *progressRep `json:"progress,omitempty"`
+	Complete     bool         `json:"complete"` // what .status.json says
+	// Claim says why the completion .status.json claims is not the
+	// workspace's (claimText), when it is not.
+	Claim          string             `json:"claim,omitempty"`
 	Summary        string             `json:"summary,omitempty"`
 	ProgressSource string             `json:"progressSource,omitempty"`
 	StopRequested  bool               `json:"stopRequested"`
@@ -100,6 +103,10 @@ func runStatus(env *cliEnv, args []string) error {
 		LastExitCode: m.LastExitCode, Conditions: m.Conditions, Log: m.LastLog,
 	}
 	r.Running = r.PID != 0
+	claim := claimText(w, ts)
+	if claim != "complete" {
+		r.Claim = claim
+	}
 	r.Question, r.Verification = viewQuestion(w), m.Verification
 	if st, err := readRunState(w.statePath()); err == nil && r.Running && st.PID == r.PID && !st.Ended {
 		r.Now = st.nowLine(time.Now())
@@ -165,12 +172,17 @@ func runStatus(env *cliEnv, args []string) error {
 		}
 		fmt.Fprintf(out, "Cost:        %s%s\n", costText(r.CostUSD, r.EstimatedUSD > 0), est)
 	}
-	prog := ts.progressText()
+	prog := "-"
+	if ts.HasProgress {
+		prog = ts.progressText()
+	} else if claim != "" {
+		prog, claim = claim, "" // said once
+	}
 	if ts.Source != "" {
 		prog += " (from " + ts.Source + ")"
 	}
-	if ts.Complete {
-		prog += ", complete"
+	if claim != "" {
+		prog += ", " + claim
 	}
 	fmt.Fprintf(out, "Progress:    %s\n", prog)
 	if r.Summary != "" {
@@ -213,4 +225,46 @@ func derefInt(p *int) int {
 		return 0
 	}
 	return *p
+}
+
+// claimText says what became of the completion the status file claims
+// (ts.Complete), as the runs judged it: "complete" when accepted, else the
+// claim and why it is not the workspace's completion — the reason of the
+// last run's task_complete condition (evidence.go: a failed iteration's
+// claim, a claim not written in the iteration) — and "" when none is
+// claimed. status and list show it, never a claim as a completion.
+func claimText(w *workspace, ts taskStatus) string {
+	if !ts.Complete {
+		return ""
+	}
+	m := w.meta
+	for _, c := range m.Conditions {
+		if c.Type == condTaskComplete && strings.HasPrefix(c.Reason, claimNotAccepted) {
+			return c.Reason
+		}
+	}
+	switch {
+	case w.runningPID() != 0:
+		return "claimed complete, not judged yet"
+	case m.Status == statusCompleted:
+		return "complete"
+	case m.LastRun == nil:
+		return "claimed complete, no run has judged it yet"
+	}
+	return "claimed complete, not accepted by the last run"
+}
+
+// progressCell is the PROGRESS of a workspace in a table (list): the
+// items done of items listed, else what became of a completion claimed.
+func progressCell(w *workspace, ts taskStatus) string {
+	if ts.HasProgress || !ts.Complete {
+		return ts.progressText()
+	}
+	switch claim := claimText(w, ts); {
+	case claim == "complete":
+		return claim
+	case strings.Contains(claim, "not accepted"):
+		return "claimed, not accepted" // status says why
+	}
+	return "claimed"
 }

@@ -159,6 +159,7 @@ type condition struct {
 
 	re      *regexp.Regexp // output_pattern with is_regex
 	builtin bool           // one of the loop's own stops
+	start   *fileStart     // file_created, file_contains: the file as the run found it
 	// at is where the condition was written, and fieldAt where each of its
 	// fields was (nil for conditions built from flags), for faults found
 	// after decoding.
@@ -246,6 +247,11 @@ func (c *condition) describe() string {
 	return c.Type
 }
 
+// claimNotAccepted starts the reason of a task_complete condition whose
+// completion the status file claims but the run did not accept; status and
+// list show it so.
+const claimNotAccepted = "claimed complete, not accepted: "
+
 // condResult is one evaluation of a condition.
 type condResult struct {
 	Met      bool
@@ -275,6 +281,7 @@ type condState struct {
 	Error          string        // and why
 	ResultText     string        // the last iteration's final result text
 	TaskComplete   bool          // .status.json says complete
+	Claim          string        // else why the completion it claims does not count ("": none claimed)
 	SinceProgress  int           // iterations since the last progress
 	ProgressWord   string        // "progress" or "work", for the stagnation reason
 	Tests          *testResults  // the last test run, nil if none ran
@@ -353,6 +360,9 @@ func (c *condition) evaluate(s *condState) condResult {
 		if s.TaskComplete {
 			return metResult("task marked complete in %s", statusFile)
 		}
+		if s.Claim != "" {
+			return condResult{Reason: claimNotAccepted + s.Claim}
+		}
 		return condResult{Reason: "not marked complete"}
 	case condOutputPattern:
 		if c.matches(s.ResultText) {
@@ -366,13 +376,20 @@ func (c *condition) evaluate(s *condState) condResult {
 		}
 		return condResult{Reason: fmt.Sprintf("no %q in the last result", clip(c.Pattern, 40))}
 	case condFileCreated:
-		if _, err := os.Stat(resolvePath(s.Dir, c.Path)); err == nil {
-			return metResult("%s exists", c.Path)
+		path := resolvePath(s.Dir, c.Path)
+		if _, err := os.Stat(path); err != nil {
+			return condResult{Reason: c.Path + " does not exist"}
 		}
-		return condResult{Reason: c.Path + " does not exist"}
+		if c.start.unchanged(path) {
+			return condResult{Reason: c.Path + " exists from before this run, unchanged"}
+		}
+		return metResult("%s exists", c.Path)
 	case condFileContains:
-		found, err := fileContains(resolvePath(s.Dir, c.Path), c.Content)
+		path := resolvePath(s.Dir, c.Path)
+		found, err := fileContains(path, c.Content)
 		switch {
+		case found && c.start != nil && c.start.held && c.start.unchanged(path):
+			return condResult{Reason: fmt.Sprintf("%s contains %q from before this run, unchanged", c.Path, c.Content)}
 		case found:
 			return metResult("%s contains %q", c.Path, c.Content)
 		case errors.Is(err, os.ErrNotExist):
@@ -488,6 +505,56 @@ func fileContains(path, s string) (bool, error) {
 			return false, err
 		}
 	}
+}
+
+// fileStart is the target of a file condition as the run found it: a
+// file left from before the run was not created by it (SPEC.md §5,
+// file_created), nor written with its content (file_contains). Such a
+// condition is met once the file is created, replaced or changed since
+// (identity, size, modification time: statusCopy's comparison).
+type fileStart struct {
+	file statusCopy // the file at the start, as a stat saw it
+	held bool       // file_contains: it held the content at the start
+}
+
+// unchanged reports whether the file at path is the one the run found,
+// as it was: nil (no start taken) is never unchanged.
+func (f *fileStart) unchanged(path string) bool {
+	return f != nil && f.file.exists && f.file.sameID(statOnly(path))
+}
+
+// takeFileStarts notes the target of every file condition of s as it is
+// now, before the first iteration, paths relative to dir. It returns, once
+// per file and type, what the run inherits: the warnings to say.
+func (s *stopSet) takeFileStarts(dir string) []string {
+	var warns []string
+	said := map[string]bool{}
+	for _, gc := range s.ordered {
+		gc.c.walk(func(c *condition) {
+			if c.Type != condFileCreated && c.Type != condFileContains {
+				return
+			}
+			path := resolvePath(dir, c.Path)
+			c.start = &fileStart{file: statOnly(path)}
+			var msg string
+			switch {
+			case !c.start.file.exists:
+				return
+			case c.Type == condFileCreated:
+				msg = fmt.Sprintf("%s exists already (from before this run): it counts once an iteration creates or changes it", c.Path)
+			default:
+				if c.start.held, _ = fileContains(path, c.Content); !c.start.held {
+					return
+				}
+				msg = fmt.Sprintf("%s holds %q already (from before this run): it counts once an iteration changes it", c.Path, c.Content)
+			}
+			if !said[msg] {
+				said[msg] = true
+				warns = append(warns, msg)
+			}
+		})
+	}
+	return warns
 }
 
 // walk calls fn for c and every condition inside it.

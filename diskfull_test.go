@@ -56,8 +56,8 @@ func TestLogFullDevice(t *testing.T) {
 	if err != nil {
 		t.Skipf("no /dev/full: %v", err)
 	}
-	real := l.f
-	l.f = full
+	real, at := l.f, l.at
+	l.f, l.at = full, newHeldPath(full.Name(), "/dev") // held at its path: not taken for replaced
 	l.w.Reset(full)
 	l.Write([]byte("a transcript\n"))
 	l.Flush()
@@ -77,7 +77,7 @@ func TestLogFullDevice(t *testing.T) {
 		t.Errorf("the reserve was freed before the run's end: %v", err)
 	}
 	// The device has room again (the reserve freed): the end is logged.
-	l.f = real
+	l.f, l.at = real, at
 	l.w.Reset(real)
 	full.Close()
 	l.releaseReserve()
@@ -106,7 +106,7 @@ func TestHistoryFullDevice(t *testing.T) {
 		t.Skipf("no /dev/full: %v", err)
 	}
 	real := h.f
-	h.f = full
+	h.f, h.at = full, newHeldPath(full.Name(), "/dev") // held at its path: not taken for replaced
 	h.append(&iterationRecord{Run: "r", Iteration: 2})
 	h.append(&iterationRecord{Run: "r", Iteration: 3})
 	if err := h.noSpaceErr(); !isNoSpace(err) {
@@ -117,7 +117,7 @@ func TestHistoryFullDevice(t *testing.T) {
 	}
 	full.Close()
 	real.Write([]byte(`{"run":"r","itera`)) // a record the device cut short
-	h.f, h.torn = real, true
+	h.f, h.at, h.torn = real, newHeldPath(path, filepath.Dir(path)), true
 	h.close()
 	var got []int
 	skipped, err := eachRecord(path, func(rec *iterationRecord) { got = append(got, rec.Iteration) })

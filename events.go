@@ -148,6 +148,9 @@ type eventWriter struct {
 	// also gets the same lines, through a queue and a goroutine of its
 	// own: the run's events file beside --events (with).
 	also *eventWriter
+	// held is where the run's own events file is, watched before each
+	// write (stillThere); no path for --events, the user's.
+	held heldPath
 }
 
 // eventsFIFOPoll is how often a FIFO given to --events is tried again while
@@ -210,7 +213,35 @@ func openRunEvents(path string) (*eventWriter, error) {
 		f.Close()
 		return nil, &fs.PathError{Op: "truncate", Path: path, Err: unwrapPathError(err)}
 	}
-	return &eventWriter{w: f, closer: f, name: path}, nil
+	return &eventWriter{w: f, closer: f, name: path, held: newHeldPath(path, filepath.Dir(path))}, nil
+}
+
+// stillThere makes sure the run's own events file is still the one at its
+// path (heldfile.go): one the agent removed or replaced is opened anew
+// through the one writer, or, refused, no more events are written to it;
+// either with one warning. The writing goroutine calls it.
+func (ew *eventWriter) stillThere() bool {
+	f, ok := ew.w.(*os.File)
+	if ew.held.path == "" || !ok || !ew.held.moved(f) {
+		return true
+	}
+	open := func() (*os.File, error) {
+		return openFile(ew.held.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	}
+	nf, msg := reopenHeld(ew.held.path, open, "the next events go to a new file", "no more events are written to it")
+	ew.mu.Lock()
+	f.Close()
+	if nf == nil {
+		ew.failed = true
+	} else {
+		ew.w, ew.closer = nf, nf
+	}
+	warn := ew.warn
+	ew.mu.Unlock()
+	if msg != "" && warn != nil {
+		warn(msg)
+	}
+	return nf != nil
 }
 
 // ownEvents opens the run's own events file; a refusal is one warning,
@@ -340,6 +371,9 @@ func (ew *eventWriter) flush(idle chan struct{}) {
 		line := ew.queue[0]
 		ew.queue = ew.queue[1:]
 		ew.mu.Unlock()
+		if !ew.stillThere() {
+			continue // said; failed, unless the file was opened anew
+		}
 		if _, err := ew.w.Write(line); err != nil {
 			ew.mu.Lock()
 			given := ew.failed // given up already (drain, close): said there

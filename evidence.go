@@ -212,6 +212,20 @@ func (e *evidence) rose(best int) bool {
 	return e.status.HasProgress && e.status.Completed > best && (e.fresh || e.status.Source == todoFile)
 }
 
+// claimRefused says why the completion the status file claims after the
+// iteration does not count: "" when it claims none, or it counts.
+func (e *evidence) claimRefused() string {
+	switch {
+	case e == nil || e.complete || !e.status.Complete || e.status.Source != statusFile:
+		return ""
+	case e.failed:
+		return "the iteration failed"
+	case !e.fresh:
+		return "the iteration did not write it"
+	}
+	return ""
+}
+
 // workedTrue reports whether the iteration wrote "worked": true.
 func (e *evidence) workedTrue() bool {
 	return e.worked != nil && *e.worked

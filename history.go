@@ -21,12 +21,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
-	"syscall"
 )
 
 // historyFile is the history's name in a workspace's state directory.
@@ -37,6 +36,7 @@ const historyFile = "history.jsonl"
 type historyWriter struct {
 	f    *os.File
 	path string
+	at   heldPath
 	warn func(msg string)
 	// pending are the records a full device refused, in order; torn says
 	// that the first was partly written; noSpace is the first refusal.
@@ -54,7 +54,7 @@ func openHistory(path string, warn func(msg string)) (*historyWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &historyWriter{f: f, path: path, warn: warn}, nil
+	return &historyWriter{f: f, path: path, at: newHeldPath(path, filepath.Dir(path)), warn: warn}, nil
 }
 
 // append writes rec as one line.
@@ -112,32 +112,26 @@ func (h *historyWriter) noSpaceErr() error {
 	return h.noSpace
 }
 
-// stillThere makes sure the history's file is still the one at its path:
-// an agent may remove or replace it during the run, and the records would
-// go on into a file nobody can read. Such a file is opened anew (refused,
-// as at the start, unless it is a regular file), with a warning; a
-// workspace deleted whole is the run's to report.
+// stillThere makes sure the history's file is still the one at its path
+// (heldfile.go): an agent may remove or replace it during the run, and the
+// records would go on into a file nobody can read. Such a file is opened
+// anew (refused, as at the start, unless it is a regular file), with a
+// warning; a workspace deleted whole is the run's to report.
 func (h *historyWriter) stillThere() bool {
-	fi, err := h.f.Stat()
-	if err != nil {
-		return true // the write says what is wrong
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink > 0 {
+	if !h.at.moved(h.f) {
 		return true
 	}
 	h.f.Close()
 	h.f = nil
-	nh, err := openHistory(h.path, h.warn)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return false // its directory is gone
-	case err != nil:
-		h.warn(fmt.Sprintf("%s was removed or replaced during the run: %v; the history of this run is incomplete", h.path, unwrapPathError(err)))
-		return false
+	open := func() (*os.File, error) {
+		return openFile(h.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	}
-	h.f = nh.f
-	h.warn(fmt.Sprintf("%s was removed or replaced during the run: the next records go to the new file", h.path))
-	return true
+	f, msg := reopenHeld(h.path, open, "the next records go to the new file", "the history of this run is incomplete")
+	if msg != "" {
+		h.warn(msg)
+	}
+	h.f = f
+	return f != nil
 }
 
 func (h *historyWriter) close() {

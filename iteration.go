@@ -343,7 +343,7 @@ func (c *runCounters) condState(rec *iterationRecord) condState {
 	return condState{
 		Iteration: c.totals.Iterations, Cost: c.totals.CostUSD,
 		FailStreak: c.failStreak, Failed: !rec.OK, Error: rec.Reason, ResultText: rec.resultText,
-		TaskComplete: rec.Complete, SinceProgress: c.sinceProgress,
+		TaskComplete: rec.Complete, Claim: rec.evidence.claimRefused(), SinceProgress: c.sinceProgress,
 		Tests: c.lastTests, TestFailStreak: c.testFailStreak,
 	}
 }

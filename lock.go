@@ -93,6 +93,10 @@ type runLock struct {
 	// reg is the run's entry in the registry of live runs (registry.go),
 	// removed as the lock is released; nil for none.
 	reg *registration
+	// warn says that .lock was removed or replaced (keepFile); lostSaid:
+	// that it could not be put back, said once.
+	warn     func(msg string)
+	lostSaid bool
 }
 
 // errLocked is a workspace another run holds, or (claim) another command
@@ -141,7 +145,7 @@ func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 	f, err := openLockFile(path)
 	if err != nil {
 		closeFile(dir)
-		return nil, prev, fmt.Errorf("opening the run lock %s: %w", path, unwrapPathError(err))
+		return nil, prev, lockFileError(w, err)
 	}
 	// A status or stop probing the lock holds it shared for an instant:
 	// try again for a moment before believing another run has it.
@@ -175,6 +179,18 @@ func acquireRunLock(w *workspace) (*runLock, runRecord, error) {
 	l.record.Start, _ = processStart(os.Getpid())
 	l.write()
 	return l, prev, nil
+}
+
+// lockFileError is the error of a .lock that cannot be opened, found
+// while the caller holds the state directory's lock, so that no run holds
+// the workspace: a link, a FIFO or a directory there (left by an agent, or
+// a user) is then safe to remove, and the hint says so.
+func lockFileError(w *workspace, err error) error {
+	err = fmt.Errorf("opening the run lock %s: %w", w.lockPath(), unwrapPathError(err))
+	if errors.Is(err, errNotRegular) {
+		return withHint(err, "remove %s (safe: no run holds workspace %s), then try again", w.lockPath(), w.Name)
+	}
+	return err
 }
 
 // lockStateDir locks w's state directory (how: LOCK_EX or LOCK_SH) without
@@ -255,12 +271,14 @@ func (l *runLock) encoded() []byte {
 }
 
 // keepFile puts a new lock file, locked, in place of one that was deleted
-// or replaced, in the state directory the run locked: never in another
-// directory put at its path (the workspace replaced by a copy), whose run
-// it would lock out and whose record it would overwrite. l.mu is held.
+// or replaced (heldfile.go), in the state directory the run locked: never
+// in another directory put at its path (the workspace replaced by a copy),
+// whose run it would lock out and whose record it would overwrite; nor over
+// a link, a FIFO or a directory put there (the one writer's rule), which
+// the run then says once: it still holds the workspace by the lock of its
+// directory. l.mu is held.
 func (l *runLock) keepFile() {
-	fi, err := os.Lstat(l.path)
-	if held, herr := l.f.Stat(); err == nil && herr == nil && os.SameFile(fi, held) {
+	if heldAt(l.f, l.path) {
 		return
 	}
 	if d, err := os.Stat(filepath.Dir(l.path)); l.dir != nil && (err != nil || !sameFile(d, l.dir)) {
@@ -272,13 +290,28 @@ func (l *runLock) keepFile() {
 	if err != nil {
 		return // the state directory is gone: the workspace check says so
 	}
-	if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil || renameNoFollow(tmp, l.path) != nil {
+	if err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		err = renameNoFollow(tmp, l.path)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(tmp)
+		if !l.lostSaid {
+			l.lostSaid = true
+			l.say(replacedMsg(l.path, fmt.Sprintf("%v; the run still holds the workspace (by the lock of its directory): remove it once the run has ended", unwrapPathError(err))))
+		}
 		return
 	}
 	l.f.Close()
 	l.f, l.size = f, 0
+	l.say(replacedMsg(l.path, "put back"))
+}
+
+// say gives msg to l.warn, if set.
+func (l *runLock) say(msg string) {
+	if l.warn != nil {
+		l.warn(msg)
+	}
 }
 
 // addChild records a child the run started, with the start time its
@@ -378,6 +411,9 @@ func (l *runLock) lookAround() {
 		l.write()
 	}
 	l.mu.Unlock()
+	if msg := l.reg.keep(); msg != "" {
+		l.say(msg)
+	}
 }
 
 // pruneLocked drops the recorded processes that ended; l.mu is held.
@@ -530,7 +566,7 @@ func claimWorkspace(w *workspace, arg, doing string) (release func(), err error)
 		if errors.Is(err, os.ErrNotExist) {
 			return func() {}, nil // the state directory went meanwhile
 		}
-		return nil, fmt.Errorf("opening the run lock: %w", err)
+		return nil, lockFileError(w, err)
 	}
 	// No run holds it: another command's claim does, or a status looks
 	// for an instant.

@@ -65,7 +65,8 @@ type runLog struct {
 	full             bool                       // transcripts are no longer logged
 	reserve          string
 	reserveFile      os.FileInfo
-	noSpace          error // the first write that found the device full
+	at               heldPath // the log's path, in the state directory above dir
+	noSpace          error    // the first write that found the device full
 }
 
 // openRunLog creates the run's log in dir. warn is called once if writing
@@ -91,7 +92,9 @@ func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := &runLog{path: filepath.Join(dir, name), f: f, w: bufio.NewWriterSize(f, logBufferSize), warn: warn, budget: logBudget, lowSpace: logLowSpace, free: freeSpace}
+	l := &runLog{path: filepath.Join(dir, name), f: f, warn: warn, budget: logBudget, lowSpace: logLowSpace, free: freeSpace}
+	l.at = newHeldPath(l.path, filepath.Dir(dir))
+	l.w = bufio.NewWriterSize((*logFile)(l), logBufferSize)
 	l.makeReserve(filepath.Join(dir, ".reserve"))
 	return l, nil
 }
@@ -180,7 +183,7 @@ func (l *runLog) write(p []byte, always bool) {
 
 func (l *runLog) fail(err error) {
 	if isNoSpace(err) {
-		l.w.Reset(l.f) // what it held is lost; the next sections are tried
+		l.w.Reset((*logFile)(l)) // what it held is lost; the next sections are tried
 		if l.noSpace == nil {
 			l.noSpace = &os.PathError{Op: "write", Path: l.path, Err: unwrapPathError(err)}
 			l.full = true
@@ -195,6 +198,55 @@ func (l *runLog) fail(err error) {
 	if l.warn != nil {
 		l.warn(fmt.Errorf("writing log %s: %v; logging disabled for this run", l.path, unwrapPathError(err)))
 	}
+}
+
+// logFile is the log's file as its buffer writes to it: each write first
+// makes sure that the file is still the one at the log's path
+// (stillThere). l.mu is held.
+type logFile runLog
+
+func (lf *logFile) Write(p []byte) (int, error) {
+	l := (*runLog)(lf)
+	if !l.stillThere() {
+		return len(p), nil // said once; the rest of the run is not logged
+	}
+	return l.f.Write(p)
+}
+
+// stillThere makes sure the log's file is still the one at its path
+// (heldfile.go): an agent may remove or replace it, or the logs
+// directory, during the run. The rest of the log then goes to a new file
+// at the same path, which says so, or, when none can be made there
+// without following a link out of the workspace, logging stops; either
+// with one warning. l.mu is held.
+func (l *runLog) stillThere() bool {
+	if l.failed || l.f == nil {
+		return false
+	}
+	if !l.at.moved(l.f) {
+		return true
+	}
+	l.f.Close()
+	l.f = nil
+	dir := filepath.Dir(l.path)
+	open := func() (*os.File, error) {
+		if err := makeDirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		return openFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	}
+	f, msg := reopenHeld(l.path, open, "the rest of the log goes to a new file", "logging stopped")
+	if msg != "" && l.warn != nil {
+		l.warn(errors.New(msg))
+	}
+	if f == nil {
+		l.failed = true
+		l.freeReserve()
+		return false
+	}
+	l.f = f
+	f.WriteString("[" + replacedMsg("the log", "this is the rest of the log") + "]\n")
+	return true
 }
 
 // releaseReserve removes the reserve file, for the run's last writes, and
@@ -267,7 +319,9 @@ func (l *runLog) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.freeReserve()
-	l.f.Close()
+	if l.f != nil {
+		l.f.Close()
+	}
 }
 
 // logTime is a time in the log: local, with its offset, as the log's name

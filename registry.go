@@ -20,6 +20,9 @@ package main
 //     removes it.
 //   - A run never fails because the registry cannot be written: it warns
 //     once, and runs unregistered.
+//   - An entry removed or replaced during the run (heldfile.go's rule for
+//     the files a run keeps) is written again at the run's next look
+//     around (runLock.lookAround), with one warning.
 
 import (
 	"encoding/json"
@@ -75,6 +78,34 @@ func registryDir() string {
 type registration struct {
 	once sync.Once
 	path string
+	// mu guards what follows: entry as written, written its file as
+	// written (nil: unknown), removed once remove has run.
+	mu      sync.Mutex
+	entry   runEntry
+	written os.FileInfo
+	removed bool
+}
+
+// keep writes the entry again when it was removed or replaced during the
+// run, and returns the warning to say ("" when it is in place).
+func (g *registration) keep() string {
+	if g == nil {
+		return ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.removed {
+		return ""
+	}
+	if fi, err := os.Lstat(g.path); err == nil && g.written != nil && os.SameFile(fi, g.written) {
+		return ""
+	}
+	if _, err := writeEntry(g.entry); err != nil {
+		g.removed = true // said once; the run goes on unregistered
+		return replacedMsg(g.path, fmt.Sprintf("%v; 'claude-iterate ps' does not show this run any more", unwrapPathError(err)))
+	}
+	g.written, _ = os.Lstat(g.path)
+	return replacedMsg(g.path, "written again")
 }
 
 // registerRun writes the run's entry; a failure is a warning, and the run
@@ -96,7 +127,9 @@ func registerRun(r *runner, events *eventWriter) *registration {
 		r.log.printf("WARNING: cannot register the run: %v", err)
 		return nil
 	}
-	return &registration{path: path}
+	g := &registration{path: path, entry: e}
+	g.written, _ = os.Lstat(path)
+	return g
 }
 
 // writeEntry writes e into the registry and returns its path.
@@ -126,7 +159,12 @@ func (g *registration) remove() {
 	if g == nil {
 		return
 	}
-	g.once.Do(func() { os.Remove(g.path) })
+	g.once.Do(func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.removed = true
+		os.Remove(g.path)
+	})
 }
 
 // validRunID reports whether id can be a run's id: what acquireRunLock

@@ -80,6 +80,7 @@ func (r *runner) setup(pos []string) error {
 	lock.markEnvironment()
 	r.cfg = resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)
 	r.con = newConsole(env.stdout, env.stderr, r.cfg.OutputLevel)
+	lock.warn = func(msg string) { r.con.errorf("warning: %s", msg) }
 	if !opts.dryRun {
 		if err := ignoreRuntimeFiles(ws); err != nil { // a workspace made before the tool did so
 			r.con.errorf("warning: %v", err)
@@ -551,7 +552,8 @@ func (r *runner) carryFindings() {
 }
 
 // inherited names, before the first iteration, what the run inherits: a
-// .status.json that says complete, a stop requested, a question pending.
+// file a file condition names, a .status.json that says complete, a stop
+// requested, a question pending.
 // It returns the run's ending when the pending question ends it
 // (--on-question stop), or the wait for its answer does.
 func (r *runner) inherited() *ending {
@@ -560,6 +562,9 @@ func (r *runner) inherited() *ending {
 		msg := fmt.Sprintf(format, args...)
 		r.con.noticef("%s", msg)
 		r.log.printf("[%s]", msg)
+	}
+	for _, w := range r.stops.takeFileStarts(r.workRoot()) {
+		say("warning: %s", w)
 	}
 	if r.checks.status.inheritedComplete() {
 		if r.checks.status.acceptComplete {

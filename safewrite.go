@@ -187,6 +187,30 @@ func (d *writeDir) openError(op string, err error) error {
 	return &fs.PathError{Op: op, Path: d.path, Err: unwrapPathError(err)}
 }
 
+// checkWritable refuses, before a command writes any of them, a path of
+// paths the writer would refuse (a link, a FIFO or a directory in its
+// place; a directory on the way leading out of the workspace): a command
+// that writes several files checks them all first, so that a refusal
+// leaves nothing half done. A path whose directory is missing yet is no
+// refusal (it is made on the way).
+func checkWritable(paths ...string) error {
+	for _, p := range paths {
+		d, err := openWriteDir(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = d.checkKind()
+		d.close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // createFile creates path, a new regular file: an existing name, a
 // symbolic link included, is an error (fs.ErrExist).
 func createFile(path string, perm os.FileMode) (*os.File, error) {

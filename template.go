@@ -62,6 +62,9 @@ func (t *savedTemplate) write() error {
 	if err != nil {
 		return err
 	}
+	if err := checkWritable(filepath.Join(t.Dir, instructionsFile), filepath.Join(t.Dir, templateMetaFile)); err != nil {
+		return fmt.Errorf("%w; nothing was changed", err)
+	}
 	if err := writeFileAtomic(filepath.Join(t.Dir, instructionsFile), []byte(t.instructions), perm); err != nil {
 		return err
 	}
