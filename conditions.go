@@ -23,13 +23,9 @@ package main
 //     key, the .stop file).
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -465,96 +461,6 @@ func (c *condition) matches(text string) bool {
 		return c.re.MatchString(text)
 	}
 	return strings.Contains(text, c.Pattern)
-}
-
-func resolvePath(dir, p string) string {
-	if filepath.IsAbs(p) || dir == "" {
-		return p
-	}
-	return filepath.Join(dir, p)
-}
-
-// fileContains reports whether the file at path contains s, reading it in
-// pieces so that a huge file costs no more memory than a small one.
-func fileContains(path, s string) (bool, error) {
-	f, fi, err := openRegular(path) // a fifo or /dev/zero would never end
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	if fi.Size() > agentFileCap {
-		return false, tooLargeError(agentFileCap)
-	}
-	needle := []byte(s)
-	r := bufio.NewReaderSize(io.LimitReader(f, agentFileCap), 64<<10)
-	buf := make([]byte, 0, 64<<10+len(needle))
-	chunk := make([]byte, 64<<10)
-	for {
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if bytes.Contains(buf, needle) {
-			return true, nil
-		}
-		if keep := len(needle) - 1; len(buf) > keep {
-			buf = append(buf[:0], buf[len(buf)-keep:]...)
-		}
-		if err == io.EOF {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-	}
-}
-
-// fileStart is the target of a file condition as the run found it: a
-// file left from before the run was not created by it (SPEC.md §5,
-// file_created), nor written with its content (file_contains). Such a
-// condition is met once the file is created, replaced or changed since
-// (identity, size, modification time: statusCopy's comparison).
-type fileStart struct {
-	file statusCopy // the file at the start, as a stat saw it
-	held bool       // file_contains: it held the content at the start
-}
-
-// unchanged reports whether the file at path is the one the run found,
-// as it was: nil (no start taken) is never unchanged.
-func (f *fileStart) unchanged(path string) bool {
-	return f != nil && f.file.exists && f.file.sameID(statOnly(path))
-}
-
-// takeFileStarts notes the target of every file condition of s as it is
-// now, before the first iteration, paths relative to dir. It returns, once
-// per file and type, what the run inherits: the warnings to say.
-func (s *stopSet) takeFileStarts(dir string) []string {
-	var warns []string
-	said := map[string]bool{}
-	for _, gc := range s.ordered {
-		gc.c.walk(func(c *condition) {
-			if c.Type != condFileCreated && c.Type != condFileContains {
-				return
-			}
-			path := resolvePath(dir, c.Path)
-			c.start = &fileStart{file: statOnly(path)}
-			var msg string
-			switch {
-			case !c.start.file.exists:
-				return
-			case c.Type == condFileCreated:
-				msg = fmt.Sprintf("%s exists already (from before this run): it counts once an iteration creates or changes it", c.Path)
-			default:
-				if c.start.held, _ = fileContains(path, c.Content); !c.start.held {
-					return
-				}
-				msg = fmt.Sprintf("%s holds %q already (from before this run): it counts once an iteration changes it", c.Path, c.Content)
-			}
-			if !said[msg] {
-				said[msg] = true
-				warns = append(warns, msg)
-			}
-		})
-	}
-	return warns
 }
 
 // walk calls fn for c and every condition inside it.

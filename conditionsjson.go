@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -411,4 +412,20 @@ func suggest(s string, names []string, aliases map[string]string) string {
 		}
 	}
 	return best
+}
+
+// checkScript makes sure a custom_script can be run.
+func checkScript(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return errors.New("no such file")
+	case err != nil:
+		return unwrapPathError(err)
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case fi.Mode()&0o111 == 0:
+		return fmt.Errorf("not executable (chmod +x %s)", path)
+	}
+	return nil
 }

@@ -31,8 +31,9 @@ package main
 //  2. runsetup.go sets the run up: the workspace (workspace.go,
 //     workspacesettings.go, task.go), the configuration's layers
 //     (config.go, configvalue.go, userconfig.go, secreturl.go), the one-run
-//     lock (lock.go, writelock.go), the stop conditions (conditions.go,
-//     conditionsjson.go), the agent and its fallbacks (agentcli.go,
+//     lock (lock.go, writelock.go; a command's claim of a workspace,
+//     claim.go), the stop conditions (conditions.go, conditionsjson.go;
+//     the file conditions' targets, condfile.go), the agent and its fallbacks (agentcli.go,
 //     fallback.go), the git worktree and branch (gitrun.go,
 //     gitworktree.go; a failed add undone, gitundo.go; exclude files git
 //     would hang on refused first, gitexclude.go), what the run inherits from the last one (runsetup.go:
@@ -84,7 +85,9 @@ package main
 //
 // Every file the tool reads goes through safefile.go (safefile_*.go),
 // every file it writes through safewrite.go: TestOneReader and
-// TestOneWriter hold that. jsonfile.go is the tool's JSON files, logfile.go
+// TestOneWriter hold that; heldfile.go watches the files a run keeps open
+// for writing (log, events, history, .lock) for a removal or a
+// replacement mid-run. jsonfile.go is the tool's JSON files, logfile.go
 // the per-run log, gitignore.go keeps the runtime files out of git,
 // gitstate.go reads what the views show of a workspace's branch,
 // gitclean.go is clean's part for a worktree, archive.go and restore.go

@@ -308,22 +308,6 @@ func (r *runner) buildStops() error {
 	return fault
 }
 
-// checkScript makes sure a custom_script can be run.
-func checkScript(path string) error {
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return errors.New("no such file")
-	case err != nil:
-		return unwrapPathError(err)
-	case fi.IsDir():
-		return errors.New("is a directory")
-	case fi.Mode()&0o111 == 0:
-		return fmt.Errorf("not executable (chmod +x %s)", path)
-	}
-	return nil
-}
-
 // createDemo makes the workspace of a first dry run.
 func (r *runner) createDemo(workspacesDir, name string, quiet bool) (*workspace, error) {
 	w, err := locateWorkspace(r.env.projectRoot, workspacesDir, name)
@@ -482,44 +466,6 @@ func (r *runner) newVerifier() (*verifier, error) {
 		timeout: r.opts.iterationTimeout.d, idle: r.opts.idleTimeout.d}, nil
 }
 
-func (r *runner) writeLogHeader() {
-	if r.log == nil {
-		return
-	}
-	r.log.section("CLAUDE ITERATE - EXECUTION LOG", "Started: "+logTime(r.start))
-	meta := []string{
-		"Workspace: " + r.ws.Name,
-		"Path: " + r.ws.Dir,
-		"Mode: " + r.mode,
-		fmt.Sprintf("Max Iterations: %d", r.maxIterations),
-		"Start Time: " + logTime(r.start),
-		"Agent: " + r.spec.path,
-		"Agents: " + agentChainText(r.agents),
-		"PID: " + fmt.Sprint(os.Getpid()),
-	}
-	if r.opts.dryRun {
-		meta = append(meta, "Dry run: built-in mock agent")
-	}
-	r.log.section("RUN METADATA", meta...)
-	var conds []string
-	for _, gc := range r.stops.ordered {
-		conds = append(conds, fmt.Sprintf("[%s] %s", gc.group, gc.c.describe()))
-	}
-	if r.stops.cfg.TestCmd != "" {
-		conds = append(conds, fmt.Sprintf("Test command: %s (timeout %s)", r.stops.cfg.TestCmd, shortDuration(r.testTimeout)))
-	}
-	r.log.section("STOP CONDITIONS", conds...)
-	if r.opts.prompt.set {
-		p, _ := r.readPromptFile()
-		r.log.section("PROMPT (ralph mode: "+r.opts.prompt.s+", re-read every iteration)", strings.TrimRight(p, "\n"))
-	} else {
-		data, _ := readRegularFile(r.ws.instructionsPath(), taskFileCap)
-		r.log.section("INSTRUCTIONS", strings.TrimRight(string(data), "\n"))
-		r.log.section("SYSTEM PROMPT", strings.TrimRight(r.systemPrompt, "\n"))
-	}
-	r.log.Flush()
-}
-
 // buildPrompt returns this iteration's prompt.
 func (r *runner) buildPrompt() (string, error) {
 	if r.opts.prompt.set {
@@ -600,4 +546,42 @@ func (r *runner) inherited() *ending {
 	}
 	r.live.question(q.Pending, r.onQuestion, answerCommand(ws))
 	return nil
+}
+
+func (r *runner) writeLogHeader() {
+	if r.log == nil {
+		return
+	}
+	r.log.section("CLAUDE ITERATE - EXECUTION LOG", "Started: "+logTime(r.start))
+	meta := []string{
+		"Workspace: " + r.ws.Name,
+		"Path: " + r.ws.Dir,
+		"Mode: " + r.mode,
+		fmt.Sprintf("Max Iterations: %d", r.maxIterations),
+		"Start Time: " + logTime(r.start),
+		"Agent: " + r.spec.path,
+		"Agents: " + agentChainText(r.agents),
+		"PID: " + fmt.Sprint(os.Getpid()),
+	}
+	if r.opts.dryRun {
+		meta = append(meta, "Dry run: built-in mock agent")
+	}
+	r.log.section("RUN METADATA", meta...)
+	var conds []string
+	for _, gc := range r.stops.ordered {
+		conds = append(conds, fmt.Sprintf("[%s] %s", gc.group, gc.c.describe()))
+	}
+	if r.stops.cfg.TestCmd != "" {
+		conds = append(conds, fmt.Sprintf("Test command: %s (timeout %s)", r.stops.cfg.TestCmd, shortDuration(r.testTimeout)))
+	}
+	r.log.section("STOP CONDITIONS", conds...)
+	if r.opts.prompt.set {
+		p, _ := r.readPromptFile()
+		r.log.section("PROMPT (ralph mode: "+r.opts.prompt.s+", re-read every iteration)", strings.TrimRight(p, "\n"))
+	} else {
+		data, _ := readRegularFile(r.ws.instructionsPath(), taskFileCap)
+		r.log.section("INSTRUCTIONS", strings.TrimRight(string(data), "\n"))
+		r.log.section("SYSTEM PROMPT", strings.TrimRight(r.systemPrompt, "\n"))
+	}
+	r.log.Flush()
 }

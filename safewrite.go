@@ -555,34 +555,6 @@ func createFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return t.commit(path)
 }
 
-// openLockTarget opens path to lock it: never through a symbolic link,
-// without blocking, and only a regular file; made empty with perm if
-// missing when create is set.
-func openLockTarget(path string, perm uint32, create bool) (int, error) {
-	flags := 0
-	if create {
-		flags = syscall.O_CREAT
-	}
-	fd, err := openNoFollow(path, flags, perm)
-	if err != nil {
-		return -1, err
-	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		syscall.Close(fd)
-		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		syscall.Close(fd)
-		fi, lerr := os.Lstat(path)
-		if lerr != nil {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
-		}
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularAt(path, fi)}
-	}
-	return fd, nil
-}
-
 // openNoFollow opens path read-only with flags, without following a link
 // at its last component and without blocking. A link is named as such.
 func openNoFollow(path string, flags int, perm uint32) (int, error) {

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 	"time"
 )
@@ -119,4 +120,32 @@ func flockFD(fd, how int) error {
 // lockedUpdateError names the file whose update lock could not be taken.
 func lockedUpdateError(shown string, err error) error {
 	return fmt.Errorf("cannot update %s: %w", shown, unwrapPathError(err))
+}
+
+// openLockTarget opens path to lock it: never through a symbolic link,
+// without blocking, and only a regular file; made empty with perm if
+// missing when create is set.
+func openLockTarget(path string, perm uint32, create bool) (int, error) {
+	flags := 0
+	if create {
+		flags = syscall.O_CREAT
+	}
+	fd, err := openNoFollow(path, flags, perm)
+	if err != nil {
+		return -1, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		fi, lerr := os.Lstat(path)
+		if lerr != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: errNotRegular}
+		}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegularAt(path, fi)}
+	}
+	return fd, nil
 }
