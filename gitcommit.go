@@ -8,6 +8,12 @@ package main
 //     workspace's own); on the project's checkout (--commit alone), of the
 //     files the iteration changed only, never the user's other edits. The
 //     commit takes those paths only: a change someone staged stays staged.
+//   - The commit stages the files the index holds itself (--include in a
+//     worktree, --only on the checkout); only the paths it cannot stage
+//     (new files, unmerged, intent-to-add, a submodule's) get a git add
+//     first, and a deletion the agent staged (git rm) needs neither: the
+//     usual iteration, that edits files, costs one git status and one git
+//     commit (issue 30: 60 ms on 10,000 files).
 //   - The paths come from the iteration's ending status scan (gitfiles.go),
 //     which then serves as the next iteration's starting one: one scan per
 //     iteration. Ignored files are never listed; the workspace's own files
@@ -89,28 +95,48 @@ type gitCommitResult struct {
 	fail string // why it failed, "" when it did not
 }
 
-// commitPathsNow stages paths in the tree g and commits them with message.
-// The message loses its control characters (stripControls): git log
-// prints it raw, and it quotes the agent and names the files it made.
-func (s *runGitSetup) commitPathsNow(g *gitTree, paths []string, message string) gitCommitResult {
+// commitPathsNow stages paths (of the scan snap) in the tree g and
+// commits them with message. Only the paths the commit cannot stage
+// itself (stageAdd: untracked ones, say) go through git add first; the
+// edited and deleted files the index holds are staged by the commit
+// (--include, --only): in the usual iteration, that only edits files, one
+// git process and one index write fewer. The message loses its control
+// characters (stripControls): git log prints it raw, and it quotes the
+// agent and names the files it made.
+func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []string, message string) gitCommitResult {
 	var res gitCommitResult
 	message = stripControls(message)
+	var add, update []string
+	for _, p := range paths {
+		switch snap.how[p] {
+		case stageAdd:
+			add = append(add, p)
+		case stageUpdate:
+			update = append(update, p)
+		}
+	}
 	err := s.repo.gitLocked(func() error {
-		list := []byte(strings.Join(paths, "\x00"))
-		if _, stderr, err := gitRunWith(g.top, list, g.env, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
-			res.fail = "git add failed: " + gitFailure(stderr, err)
-			return nil
+		if len(add) > 0 {
+			if _, stderr, err := gitRunWith(g.top, nulList(add), g.env, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+				res.fail = "git add failed: " + gitFailure(stderr, err)
+				return nil
+			}
 		}
 		args := append(slices.Clone(s.identity), "--literal-pathspecs", "commit", "-q")
 		for _, para := range strings.Split(strings.TrimSpace(message), "\n\n") {
 			args = append(args, "-m", para)
 		}
 		var stdin []byte
-		if s.state == nil {
-			// The user's checkout: these paths only, so that a change
-			// someone staged stays staged. A worktree's index is the
-			// workspace's own, committed whole (no second index to build).
-			args, stdin = append(args, "--pathspec-from-file=-", "--pathspec-file-nul"), list
+		switch {
+		case s.state == nil:
+			// The user's checkout: these paths only (--only), so that a
+			// change someone staged stays staged.
+			args, stdin = append(args, "--pathspec-from-file=-", "--pathspec-file-nul"), nulList(paths)
+		case len(update) > 0:
+			// A worktree's index is the workspace's own, committed whole
+			// (no second index to build), the files the index holds
+			// staged on the way.
+			args, stdin = append(args, "--include", "--pathspec-from-file=-", "--pathspec-file-nul"), nulList(update)
 		}
 		if _, stderr, err := gitRunWith(g.top, stdin, g.env, args...); err != nil {
 			res.fail = "git commit failed: " + commitFailure(stderr, err)
@@ -238,15 +264,18 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 	paths := g.commitPaths(before, after, s.state != nil)
 	var res gitCommitResult
 	if len(paths) > 0 {
-		res = s.commitPathsNow(g, paths, commitMessage(s.ws.Name, rec, saidDone(ev, rec)))
+		res = s.commitPathsNow(g, after, paths, commitMessage(s.ws.Name, rec, saidDone(ev, rec)))
 	}
 	switch {
 	case res.sha != "":
 		rec.Commit, _ = json.Marshal(res.sha)
-		next := &gitSnapshot{head: res.sha, dirty: map[string]fileStamp{}}
+		next := &gitSnapshot{head: res.sha, dirty: map[string]fileStamp{}, how: map[string]stageWay{}}
 		for p, st := range after.dirty {
 			if !slices.Contains(paths, p) {
 				next.dirty[p] = st
+				if way, ok := after.how[p]; ok {
+					next.how[p] = way
+				}
 			}
 		}
 		g.next = next
@@ -286,7 +315,7 @@ func (s *runGitSetup) recoverLeftovers(g *gitTree, run string) {
 	msg := fmt.Sprintf("%s: recovered changes an earlier run left uncommitted after iteration %d\n\n"+
 		"The run ended (killed, or its commit failed) before committing them:\n%s\n"+
 		"\nClaude-Iterate-Run: %s\nClaude-Iterate-Iteration: %d\n", s.ws.Name, n, listForMessage(paths), run, n)
-	res := s.commitPathsNow(g, paths, msg)
+	res := s.commitPathsNow(g, snap, paths, msg)
 	if res.fail != "" {
 		s.con.noticef("warning: %s left uncommitted by an earlier run in %s: not committed: %s", plural(len(paths), "file"), g.top, res.fail)
 		s.log.printf("RECOVERY COMMIT FAILED: %s", res.fail)
@@ -295,6 +324,11 @@ func (s *runGitSetup) recoverLeftovers(g *gitTree, run string) {
 	say := fmt.Sprintf("recovered %s an earlier run left uncommitted in %s: commit %s", plural(len(paths), "file"), g.top, shortSHA(res.sha))
 	s.con.noticef("%s", say)
 	s.log.printf("[%s]", say)
+}
+
+// nulList is paths for --pathspec-file-nul.
+func nulList(paths []string) []byte {
+	return []byte(strings.Join(paths, "\x00"))
 }
 
 // listForMessage lists paths for a commit message, at most 20.
