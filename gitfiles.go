@@ -6,9 +6,10 @@ package main
 //   - Outside a git work tree nothing runs: the work tree is looked for by
 //     walking up to a .git entry, without starting git.
 //   - Around each iteration, one `git status` (porcelain v2, untracked
-//     files listed one by one, no renames, no optional locks — the agent's
-//     own git commands must never find index.lock taken) lists the dirty
-//     files and HEAD; each dirty file is stamped (statuswatch.go's
+//     files listed one by one, no renames, no ahead/behind count against
+//     an upstream — a walk of history nothing here reads —, no optional
+//     locks — the agent's own git commands must never find index.lock
+//     taken) lists the dirty files and HEAD; each dirty file is stamped (statuswatch.go's
 //     fileStamp). A file is changed when it is dirty on one side only, or
 //     its stamp differs; when HEAD moved (the agent committed), the files
 //     of `git diff old new` are added. A file dirty before whose stamp is
@@ -167,7 +168,7 @@ func (g *gitTree) snapshot() *gitSnapshot {
 	if g == nil || g.failed {
 		return nil
 	}
-	out, err := runGitEnv(g.top, g.env, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
+	out, err := runGitEnv(g.top, g.env, "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		g.failed = true
 		if g.warn != nil {
