@@ -13,7 +13,10 @@ package main
 //     (new files, unmerged, intent-to-add, a submodule's) get a git add
 //     first, and a deletion the agent staged (git rm) needs neither: the
 //     usual iteration, that edits files, costs one git status and one git
-//     commit (issue 30: 60 ms on 10,000 files).
+//     commit (issue 30: 60 ms on 10,000 files). In a worktree whose
+//     repository has commit hooks, git add stages every path and the
+//     commit takes the index as it is, as before: the hooks see the index
+//     itself, never the lock file of commit --include.
 //   - The paths come from the iteration's ending status scan (gitfiles.go),
 //     which then serves as the next iteration's starting one: one scan per
 //     iteration. Ignored files are never listed; the workspace's own files
@@ -34,7 +37,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -115,6 +121,13 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []stri
 			update = append(update, p)
 		}
 	}
+	if s.state != nil && len(update) > 0 && commitHooks(g) {
+		// A worktree's hooks see its index as a plain git commit shows
+		// it, not the lock file commit --include builds (a hook that runs
+		// git add without GIT_INDEX_FILE would find it taken): git add
+		// stages every path first.
+		add, update = append(add, update...), nil
+	}
 	err := s.repo.gitLocked(func() error {
 		if len(add) > 0 {
 			if _, stderr, err := gitRunWith(g.top, nulList(add), g.env, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
@@ -157,6 +170,26 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []stri
 		res.fail = err.Error()
 	}
 	return res
+}
+
+// commitHooks reports whether git may run a hook of its own around a
+// commit in g (pre-commit, prepare-commit-msg, commit-msg, post-commit,
+// post-index-change), where core.hooksPath or the repository says hooks
+// are; true when git cannot say.
+func commitHooks(g *gitTree) bool {
+	dir, _, err := gitRunWith(g.top, nil, g.env, "rev-parse", "--git-path", "hooks")
+	if err != nil || dir == "" {
+		return true
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(g.top, dir)
+	}
+	for _, name := range []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-index-change"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
 
 // headSHA is the commit HEAD names in the git directory gitDir (common
