@@ -14,9 +14,10 @@ package main
 //     first, and a deletion the agent staged (git rm) needs neither: the
 //     usual iteration, that edits files, costs one git status and one git
 //     commit (issue 30: 60 ms on 10,000 files). In a worktree whose
-//     repository has commit hooks, git add stages every path and the
-//     commit takes the index as it is, as before: the hooks see the index
-//     itself, never the lock file of commit --include.
+//     repository has commit hooks, or when git add runs anyway, git add
+//     stages every path and the commit takes the index as it is, as
+//     before: the hooks see the index itself, never the lock file of
+//     commit --include.
 //   - The paths come from the iteration's ending status scan (gitfiles.go),
 //     which then serves as the next iteration's starting one: one scan per
 //     iteration. Ignored files are never listed; the workspace's own files
@@ -121,11 +122,12 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []stri
 			update = append(update, p)
 		}
 	}
-	if s.state != nil && len(update) > 0 && commitHooks(g) {
+	if s.state != nil && len(update) > 0 && (len(add) > 0 || commitHooks(g)) {
 		// A worktree's hooks see its index as a plain git commit shows
 		// it, not the lock file commit --include builds (a hook that runs
 		// git add without GIT_INDEX_FILE would find it taken): git add
-		// stages every path first.
+		// stages every path first. So it does when it runs anyway (new
+		// files), which spares asking for the hooks.
 		add, update = append(add, update...), nil
 	}
 	err := s.repo.gitLocked(func() error {
