@@ -12,8 +12,10 @@ package main
 //     worktree, --only on the checkout); only the paths it cannot stage
 //     (new files, unmerged, intent-to-add, a submodule's) get a git add
 //     first, and a deletion the agent staged (git rm) needs neither: the
-//     usual iteration, that edits files, costs one git status and one git
-//     commit (issue 30: 60 ms on 10,000 files). In a worktree whose
+//     usual iteration, that edits files, costs one git status, one git
+//     commit and, in a worktree, a git rev-parse that reads no index
+//     (commitHooks), not a git add that reads and writes all of it
+//     (issue 30: 60 ms on 10,000 files). In a worktree whose
 //     repository has commit hooks, or when git add runs anyway, git add
 //     stages every path and the commit takes the index as it is, as
 //     before: the hooks see the index itself, never the lock file of
@@ -109,8 +111,8 @@ type gitCommitResult struct {
 // commits them with message. Only the paths the commit cannot stage
 // itself (stageAdd: untracked ones, say) go through git add first; the
 // edited and deleted files the index holds are staged by the commit
-// (--include, --only): in the usual iteration, that only edits files, one
-// git process and one index write fewer. The message loses its control
+// (--include, --only): in the usual iteration, that only edits files, no
+// git add reads and writes the whole index. The message loses its control
 // characters (stripControls): git log prints it raw, and it quotes the
 // agent and names the files it made.
 func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []string, message string) gitCommitResult {

@@ -9,8 +9,8 @@ package main
 //     files listed one by one, no renames, no ahead/behind count against
 //     an upstream — a walk of history nothing here reads —, no optional
 //     locks — the agent's own git commands must never find index.lock
-//     taken) lists the dirty files and HEAD; each dirty file is stamped (statuswatch.go's
-//     fileStamp). A file is changed when it is dirty on one side only, or
+//     taken) lists the dirty files, how a commit stages each (stageWayOf)
+//     and HEAD; each dirty file is stamped (statuswatch.go's fileStamp). A file is changed when it is dirty on one side only, or
 //     its stamp differs; when HEAD moved (the agent committed), the files
 //     of `git diff old new` are added. A file dirty before whose stamp is
 //     the same after is not changed, whatever git says of it: committing
