@@ -6,10 +6,11 @@ package main
 //   - Outside a git work tree nothing runs: the work tree is looked for by
 //     walking up to a .git entry, without starting git.
 //   - Around each iteration, one `git status` (porcelain v2, untracked
-//     files listed one by one, no renames, no optional locks — the agent's
-//     own git commands must never find index.lock taken) lists the dirty
-//     files and HEAD; each dirty file is stamped (statuswatch.go's
-//     fileStamp). A file is changed when it is dirty on one side only, or
+//     files listed one by one, no renames, no ahead/behind count against
+//     an upstream — a walk of history nothing here reads —, no optional
+//     locks — the agent's own git commands must never find index.lock
+//     taken) lists the dirty files, how a commit stages each (stageWayOf)
+//     and HEAD; each dirty file is stamped (statuswatch.go's fileStamp). A file is changed when it is dirty on one side only, or
 //     its stamp differs; when HEAD moved (the agent committed), the files
 //     of `git diff old new` are added. A file dirty before whose stamp is
 //     the same after is not changed, whatever git says of it: committing
@@ -60,6 +61,41 @@ type gitTree struct {
 type gitSnapshot struct {
 	head  string
 	dirty map[string]fileStamp // by path relative to the top
+	// how says how a commit takes a dirty path (gitcommit.go); a path it
+	// does not name is a tracked file the index holds (stageUpdate).
+	how map[string]stageWay
+}
+
+// stageWay is how a commit stages a dirty path.
+type stageWay uint8
+
+const (
+	// stageUpdate: a tracked file the index holds; the commit itself
+	// stages it (commit --include or --only), with no git add.
+	stageUpdate stageWay = iota
+	// stageAdd: untracked, unmerged, intent-to-add or a submodule's: git
+	// add stages it first, as it would settle it by hand.
+	stageAdd
+	// stageDone: its deletion is staged already; git add would refuse it
+	// (the index and the work tree both lack it).
+	stageDone
+)
+
+// stageWayOf is how a commit stages the path of a porcelain v2 entry.
+func stageWayOf(entry string) stageWay {
+	if !strings.HasPrefix(entry, "1 ") {
+		return stageAdd // "? ", "u ", "2 "
+	}
+	f := strings.SplitN(entry, " ", 4) // 1 XY sub ...
+	switch {
+	case len(f) < 4 || len(f[1]) != 2 || f[2] != "N...":
+		return stageAdd
+	case f[1][0] == 'D':
+		return stageDone
+	case f[1][1] == 'A':
+		return stageAdd // intent-to-add
+	}
+	return stageUpdate
 }
 
 // findGitTree returns the git work tree holding root, or nil when there is
@@ -132,7 +168,7 @@ func (g *gitTree) snapshot() *gitSnapshot {
 	if g == nil || g.failed {
 		return nil
 	}
-	out, err := runGitEnv(g.top, g.env, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
+	out, err := runGitEnv(g.top, g.env, "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		g.failed = true
 		if g.warn != nil {
@@ -159,6 +195,16 @@ func (g *gitTree) snapshot() *gitSnapshot {
 		}
 		if path != "" {
 			s.dirty[path] = stampOf(filepath.Join(g.top, path))
+			// Untracked entries come last: a path deleted in the index
+			// and made again in the work tree ends as one to add.
+			if way := stageWayOf(line); way != stageUpdate {
+				if s.how == nil {
+					s.how = map[string]stageWay{}
+				}
+				s.how[path] = way
+			} else {
+				delete(s.how, path)
+			}
 		}
 	}
 	return s

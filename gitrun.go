@@ -156,6 +156,9 @@ func startGitWork(s *runGitSetup, root string, exclude []string, reuse bool, con
 		log.printf("Commits: one per iteration that leaves changes%s", who)
 	}
 	s.recoverLeftovers(g, firstNonEmpty(prev, this))
+	if s.commit {
+		s.maintain(g) // gitcommit.go: once, instead of after each commit
+	}
 	return g
 }
 

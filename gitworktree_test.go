@@ -94,3 +94,31 @@ func TestHeadSHA(t *testing.T) {
 		}
 	}
 }
+
+// TestStageWayOf: a commit stages itself (--include, --only) only the
+// files the index holds as plain files; a new, unmerged, intent-to-add or
+// submodule path gets a git add first, and a staged deletion neither.
+func TestStageWayOf(t *testing.T) {
+	const h = "0123456789abcdef0123456789abcdef01234567"
+	for _, c := range []struct {
+		entry string
+		want  stageWay
+	}{
+		{"1 .M N... 100644 100644 100644 " + h + " " + h + " a b.txt", stageUpdate},
+		{"1 M. N... 100644 100644 100644 " + h + " " + h + " a.txt", stageUpdate},
+		{"1 .D N... 100644 100644 000000 " + h + " " + h + " a.txt", stageUpdate},
+		{"1 A. N... 000000 100644 100644 " + h + " " + h + " a.txt", stageUpdate},
+		{"1 .T N... 100644 100644 120000 " + h + " " + h + " a.txt", stageUpdate},
+		{"1 D. N... 100644 000000 000000 " + h + " " + h + " a.txt", stageDone},
+		{"1 .A N... 000000 000000 100644 " + h + " " + h + " a.txt", stageAdd},
+		{"1 .M SC.. 160000 160000 160000 " + h + " " + h + " sub", stageAdd},
+		{"u UU N... 100644 100644 100644 100644 " + h + " " + h + " " + h + " a.txt", stageAdd},
+		{"2 R. N... 100644 100644 100644 " + h + " " + h + " R100 b.txt", stageAdd},
+		{"? new.txt", stageAdd},
+		{"1 M", stageAdd},
+	} {
+		if got := stageWayOf(c.entry); got != c.want {
+			t.Errorf("%q: %d, want %d", c.entry, got, c.want)
+		}
+	}
+}
