@@ -19,7 +19,6 @@ package main
 // another CODEX_HOME) the stream's refusals stand alone.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -175,9 +174,10 @@ func readRolloutRefusals(path string) []permissionDenial {
 	defer f.Close()
 	calls := map[string]string{} // call id → command
 	var refused []permissionDenial
-	r := bufio.NewReaderSize(io.LimitReader(f, rolloutMaxBytes), 64<<10)
+	lr := newLineReader(io.LimitReader(f, rolloutMaxBytes), rolloutMaxLine) // streamjson.go's
+	defer lr.close()
 	for {
-		line, err := readLineCapped(r, rolloutMaxLine)
+		line, _, err := lr.next()
 		if line != nil && bytes.Contains(line, []byte(`"function_call`)) {
 			var l rolloutLine
 			if json.Unmarshal(line, &l) == nil && l.Type == "response_item" {
@@ -198,31 +198,6 @@ func readRolloutRefusals(path string) []permissionDenial {
 		if err != nil || len(refused) == maxToolsCounted {
 			return refused
 		}
-	}
-}
-
-// readLineCapped reads one line of r without its newline; a line over max
-// bytes is read to its end and returned as nil. err is set at the end of
-// the input (the last line, if any, returned with it).
-func readLineCapped(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	over := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !over {
-			if len(line)+len(chunk) > max+1 {
-				over, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if over {
-			return nil, err
-		}
-		return bytes.TrimSuffix(line, []byte("\n")), err
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -118,27 +117,6 @@ func TestCodexHome(t *testing.T) {
 	t.Setenv("HOME", "/home/u")
 	if got := codexHome(nil); got != "/home/u/.codex" {
 		t.Errorf("codexHome = %q, want /home/u/.codex", got)
-	}
-}
-
-// TestReadLineCapped skips a line over the cap, whole, and reads the next.
-func TestReadLineCapped(t *testing.T) {
-	in := "short\n" + strings.Repeat("x", 100) + "\nlast"
-	r := bufio.NewReaderSize(strings.NewReader(in), 16)
-	var got []string
-	for {
-		line, err := readLineCapped(r, 50)
-		if line == nil {
-			got = append(got, "<skipped>")
-		} else {
-			got = append(got, string(line))
-		}
-		if err != nil {
-			break
-		}
-	}
-	if want := "short,<skipped>,last"; strings.Join(got, ",") != want {
-		t.Errorf("lines = %q, want %s", got, want)
 	}
 }
 
