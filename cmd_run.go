@@ -10,7 +10,6 @@ import (
 	"errors"
 	"flag"
 	"regexp"
-	"strings"
 	"time"
 )
 
@@ -368,13 +367,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	}
 	o.given = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
-	for _, f := range []struct {
-		name string
-		v    stringFlag
-	}{{"--test-cmd", o.testCmd}, {"--conditions", o.conditions}, {"--events", o.events}} {
-		if f.v.set && strings.TrimSpace(f.v.s) == "" {
-			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
-		}
+	if err := firstError(o.testCmd.notBlank("--test-cmd"), o.conditions.notBlank("--conditions"), o.events.notBlank("--events")); err != nil {
+		return nil, nil, err
 	}
 	for _, f := range []struct {
 		name string
@@ -392,8 +386,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 			return nil, nil, usagef("invalid value for flag --notify-url: %v", err)
 		}
 	}
-	if o.maxTestFailures.set && o.maxTestFailures.n == 0 {
-		return nil, nil, usagef("invalid value \"0\" for flag --max-test-failures: must be at least 1")
+	if err := o.maxTestFailures.notZero("--max-test-failures"); err != nil {
+		return nil, nil, err
 	}
 	if o.onQuestion.set {
 		if err := checkOnQuestion(o.onQuestion.s); err != nil {
@@ -411,19 +405,13 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 			return nil, nil, usagef("--output and -v/-q contradict each other")
 		}
 	}
-	if o.given["commit"] && o.given["no-commit"] {
-		return nil, nil, usagef("--commit and --no-commit contradict each other")
-	}
-	if o.given["worktree"] && o.given["no-worktree"] {
-		return nil, nil, usagef("--worktree and --no-worktree contradict each other")
-	}
-	for _, f := range []struct {
-		name string
-		v    stringFlag
-	}{{"--branch", o.branch}, {"--base", o.base}} {
-		if f.v.set && strings.TrimSpace(f.v.s) == "" {
-			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
+	for _, b := range o.negatable() {
+		if o.given[b.name] && o.given["no-"+b.name] {
+			return nil, nil, usagef("--%s and --no-%s contradict each other", b.name, b.name)
 		}
+	}
+	if err := firstError(o.branch.notBlank("--branch"), o.base.notBlank("--base")); err != nil {
+		return nil, nil, err
 	}
 	if o.noDelay && o.delay.set {
 		return nil, nil, usagef("--no-delay and -d/--delay contradict each other")
@@ -431,8 +419,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.maxIterations.set && o.maxIterations.n == 0 {
 		return nil, nil, errZeroIterations
 	}
-	if o.maxFailures.set && o.maxFailures.n == 0 {
-		return nil, nil, usagef("invalid value \"0\" for flag --max-failures: must be at least 1")
+	if err := o.maxFailures.notZero("--max-failures"); err != nil {
+		return nil, nil, err
 	}
 	if err := checkPermissionFlags(o.permissionMode, o.allowedTools); err != nil {
 		return nil, nil, err
@@ -496,19 +484,28 @@ func (o *runOptions) flagSettings() *configLayer {
 	if o.onQuestion.set {
 		l.values["onQuestion"] = o.onQuestion.s
 	}
-	if o.given["worktree"] {
-		l.values["git.worktree"] = o.worktree
-	}
-	if o.given["no-worktree"] {
-		l.values["git.worktree"] = !o.noWorktree
-	}
-	if o.given["commit"] {
-		l.values["git.commit"] = o.commit
-	}
-	if o.given["no-commit"] {
-		l.values["git.commit"] = !o.noCommit
+	for _, b := range o.negatable() {
+		if o.given[b.name] {
+			l.values[b.key] = b.on
+		}
+		if o.given["no-"+b.name] {
+			l.values[b.key] = !b.off
+		}
 	}
 	return l
+}
+
+// negatableFlag is a bool flag of run that has a --no- form: its name, the
+// config key both set, and the values they were given.
+type negatableFlag struct {
+	name, key string
+	on, off   bool
+}
+
+// negatable lists run's bool flags that have a --no- form: given both is a
+// usage error; either sets the key.
+func (o *runOptions) negatable() []negatableFlag {
+	return []negatableFlag{{"commit", "git.commit", o.commit, o.noCommit}, {"worktree", "git.worktree", o.worktree, o.noWorktree}}
 }
 
 // runRun is the run command.
