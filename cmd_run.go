@@ -273,21 +273,18 @@ Examples:
 
 // runOptions are the run command's flags.
 type runOptions struct {
-	maxIterations, stagnation, maxTurns, maxFailures countFlag
-	delay                                            secondsFlag
-	noDelay, verbose, quiet, skipPerms, dryRun       bool
-	noKeyboard                                       bool
-	output, prompt, claude, model                    stringFlag
-	maxDuration, iterationTimeout, idleTimeout       durationFlag
-	interruptGrace, heartbeat                        durationFlag
-	notifyURL                                        stringFlag
-	permissionMode, allowedTools                     stringFlag
-	events                                           stringFlag
-	minIterations                                    countFlag
-	verify                                           bool
-	onQuestion                                       stringFlag
-	acceptComplete                                   bool
-	agents                                           agentFlags
+	settingFlags                               // those init takes too
+	maxTurns, maxFailures                      countFlag
+	noDelay, verbose, quiet, skipPerms, dryRun bool
+	noKeyboard                                 bool
+	output, prompt, claude, model              stringFlag
+	maxDuration, iterationTimeout, idleTimeout durationFlag
+	interruptGrace, heartbeat                  durationFlag
+	events                                     stringFlag
+	minIterations                              countFlag
+	verify                                     bool
+	onQuestion                                 stringFlag
+	acceptComplete                             bool
 	// The worktree and the commits (gitrun.go).
 	worktree, noWorktree, commit, noCommit bool
 	branch, base                           stringFlag
@@ -307,24 +304,17 @@ type runOptions struct {
 func parseRunFlags(args []string) (*runOptions, []string, error) {
 	o := &runOptions{}
 	fs := newFlagSet("run")
-	fs.Var(&o.maxIterations, "m", "")
-	fs.Var(&o.maxIterations, "max-iterations", "")
-	fs.Var(&o.delay, "d", "")
-	fs.Var(&o.delay, "delay", "")
+	o.settingFlags.register(fs)
 	fs.BoolVar(&o.noDelay, "no-delay", false, "")
-	fs.Var(&o.stagnation, "stagnation-threshold", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.BoolVar(&o.verbose, "verbose", false, "")
 	fs.BoolVar(&o.quiet, "q", false, "")
 	fs.BoolVar(&o.quiet, "quiet", false, "")
 	fs.Var(&o.output, "output", "")
 	fs.BoolVar(&o.skipPerms, "dangerously-skip-permissions", false, "")
-	fs.Var(&o.permissionMode, "permission-mode", "")
-	fs.Var(&o.allowedTools, "allowed-tools", "")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "")
 	fs.Var(&o.prompt, "prompt", "")
 	fs.Var(&o.claude, "claude", "")
-	o.agents.register(fs, true)
 	fs.Var(&o.model, "model", "")
 	fs.Var(&o.maxTurns, "max-turns", "")
 	fs.Var(&o.maxDuration, "max-duration", "")
@@ -334,7 +324,6 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.interruptGrace, "interrupt-grace", "")
 	fs.BoolVar(&o.noKeyboard, "no-keyboard", false, "")
 	fs.Var(&o.heartbeat, "heartbeat", "")
-	fs.Var(&o.notifyURL, "notify-url", "")
 	fs.Var(&o.events, "events", "")
 	fs.Var(&o.minIterations, "min-iterations", "")
 	fs.BoolVar(&o.verify, "verify", false, "")
@@ -381,10 +370,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.heartbeat.set && o.heartbeat.d > 0 && o.heartbeat.d < time.Second {
 		return nil, nil, usagef("invalid value %q for flag --heartbeat: must be 0 (never) or at least 1s", o.heartbeat.d)
 	}
-	if o.notifyURL.set {
-		if err := checkNotifyURL(o.notifyURL.s); err != nil {
-			return nil, nil, usagef("invalid value for flag --notify-url: %v", err)
-		}
+	if err := o.checkNotifyURL(); err != nil {
+		return nil, nil, err
 	}
 	if err := o.maxTestFailures.notZero("--max-test-failures"); err != nil {
 		return nil, nil, err
@@ -444,18 +431,10 @@ var errZeroIterations = usagef("invalid value \"0\" for flag -m/--max-iterations
 // flagSettings is the flag layer of the configuration.
 func (o *runOptions) flagSettings() *configLayer {
 	l := &configLayer{name: layerFlag, values: map[string]any{}}
-	if o.maxIterations.set {
-		l.values["defaultMaxIterations"] = o.maxIterations.n
-	}
-	if o.delay.set {
-		l.values["defaultDelay"] = o.delay.d.Seconds()
-	}
+	// The run's mode reads one of the stagnation keys.
+	o.settingFlags.addTo(l.values, "defaultStagnationThreshold", "loopStagnationThreshold")
 	if o.noDelay {
 		l.values["defaultDelay"] = 0.0
-	}
-	if o.stagnation.set { // the run's mode reads one of them
-		l.values["defaultStagnationThreshold"] = o.stagnation.n
-		l.values["loopStagnationThreshold"] = o.stagnation.n
 	}
 	switch {
 	case o.output.set:
@@ -467,11 +446,6 @@ func (o *runOptions) flagSettings() *configLayer {
 	}
 	if o.claude.set {
 		l.values["claude.command"] = o.claude.s
-	}
-	addPermissionSettings(l.values, o.permissionMode, o.allowedTools)
-	o.agents.addTo(l.values)
-	if o.notifyURL.set {
-		l.values["notifyUrl"] = o.notifyURL.s
 	}
 	if o.minIterations.set {
 		l.values["minIterations"] = o.minIterations.n
