@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -122,6 +123,32 @@ func TestRunNegatableFlagSettings(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("run %q: git settings %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestModeFlagRefused pins init's and setup's refusal of a --mode that
+// names no mode, and that of a missing workspace, told before anything
+// is read.
+func TestModeFlagRefused(t *testing.T) {
+	for _, tc := range []struct {
+		run  func(*cliEnv, []string) error
+		args []string
+		want string
+	}{
+		{runInit, []string{"w", "--mode", "spiral"}, `invalid value "spiral" for flag --mode: want loop or iterative`},
+		{runSetup, []string{"w", "--mode", "Loop"}, `invalid value "Loop" for flag --mode: want loop or iterative`},
+		{runInit, []string{"--mode", "iterative"}, `missing workspace name`},
+		{runSetup, []string{"--mode", "loop"}, `missing workspace name`},
+		{runEdit, nil, `missing workspace`},
+		{runMerge, []string{"--squash"}, `missing workspace`},
+		{runPR, nil, `missing workspace`},
+		{runClean, []string{"-f"}, `missing workspace`},
+	} {
+		err := tc.run(&cliEnv{}, tc.args)
+		var ue *usageError
+		if !errors.As(err, &ue) || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want the usage error %s", tc.args, err, tc.want)
 		}
 	}
 }

@@ -60,7 +60,7 @@ func runClean(env *cliEnv, args []string) error {
 	noArchive := flags.Bool("no-archive", false, "")
 	allowOutward := flags.Bool("allow-outward-links", false, "")
 	deleteBranch := flags.Bool("delete-branch", false, "")
-	arg, err := parseWorkspaceArg(flags, args)
+	arg, err := parseWorkspaceArg(flags, args, "workspace")
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func runEdit(env *cliEnv, args []string) error {
 	fs := newFlagSet("edit")
 	var flags sessionFlags
 	flags.register(fs)
-	arg, err := parseWorkspaceArg(fs, args)
+	arg, err := parseWorkspaceArg(fs, args, "workspace")
 	if err != nil {
 		return err
 	}

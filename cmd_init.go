@@ -92,15 +92,12 @@ func runInit(env *cliEnv, args []string) error {
 	worktree := fs.Bool("worktree", false, "")
 	var sf settingFlags
 	sf.register(fs)
-	pos, err := parseFlags(fs, args, 1)
+	arg, err := parseWorkspaceArg(fs, args, "workspace name")
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return usagef("missing workspace name")
-	}
-	if *mode != modeLoop && *mode != modeIterative {
-		return usagef("invalid value %q for flag --mode: want loop or iterative", *mode)
+	if err := checkModeFlag(*mode); err != nil {
+		return err
 	}
 	if sf.maxIterations.set && sf.maxIterations.n == 0 {
 		return errZeroIterations
@@ -121,7 +118,7 @@ func runInit(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := locateWorkspace(env.projectRoot, dir, pos[0])
+	w, err := locateWorkspace(env.projectRoot, dir, arg)
 	if err != nil {
 		return err
 	}
@@ -174,7 +171,7 @@ func runInit(env *cliEnv, args []string) error {
 		w.meta.Config = cfg
 	}
 
-	created, err := createWorkspaceDir(w, pos[0])
+	created, err := createWorkspaceDir(w, arg)
 	if err != nil {
 		return err
 	}
@@ -188,9 +185,9 @@ func runInit(env *cliEnv, args []string) error {
 	shown := relPath(env.projectRoot, w.Dir)
 	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
 	if !instructions.set && !template.set {
-		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(pos[0]))
+		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(arg))
 	} else {
-		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", shellQuote(pos[0]))
+		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", shellQuote(arg))
 	}
 	return nil
 }
@@ -305,4 +302,12 @@ func (s *settingFlags) addTo(values map[string]any, stagnationKeys ...string) {
 	}
 	addPermissionSettings(values, s.permissionMode, s.allowedTools)
 	s.agents.addTo(values)
+}
+
+// checkModeFlag refuses a --mode (init, setup) that names no mode.
+func checkModeFlag(s string) error {
+	if !validMode(s) {
+		return usagef("invalid value %q for flag --mode: want loop or iterative", s)
+	}
+	return nil
 }

@@ -55,7 +55,7 @@ Examples:
 func runMerge(env *cliEnv, args []string) error {
 	fs := newFlagSet("merge")
 	squash := fs.Bool("squash", false, "")
-	arg, err := parseWorkspaceArg(fs, args)
+	arg, err := parseWorkspaceArg(fs, args, "workspace")
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func runPR(env *cliEnv, args []string) error {
 	remote := stringFlag{s: "origin"}
 	fs.Var(&remote, "remote", "")
 	draft := fs.Bool("draft", false, "")
-	arg, err := parseWorkspaceArg(fs, args)
+	arg, err := parseWorkspaceArg(fs, args, "workspace")
 	if err != nil {
 		return err
 	}

@@ -42,14 +42,15 @@ func workspaceFromArgsWith(env *cliEnv, pos []string, open func(*cliEnv, string,
 
 // parseWorkspaceArg parses the flags of a command that needs one
 // workspace named, into fs, and returns its argument: none is a usage
-// error.
-func parseWorkspaceArg(fs *flag.FlagSet, args []string) (string, error) {
+// error, "missing " what ("workspace", or "workspace name" for the
+// commands that make one).
+func parseWorkspaceArg(fs *flag.FlagSet, args []string, what string) (string, error) {
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return "", err
 	}
 	if len(pos) == 0 {
-		return "", usagef("missing workspace")
+		return "", usagef("missing %s", what)
 	}
 	return pos[0], nil
 }
