@@ -353,14 +353,6 @@ func claudeFlagLayer(f stringFlag, agents *agentFlags) *configLayer {
 	return l
 }
 
-// checkClaudeFlag refuses an empty --claude.
-func checkClaudeFlag(f stringFlag) error {
-	if f.set && strings.TrimSpace(f.s) == "" {
-		return usagef("invalid value %q for flag --claude: empty", f.s)
-	}
-	return nil
-}
-
 // agentFault is a setting that the run's agents could not use: key, the
 // setting at fault, and why.
 type agentFault struct {

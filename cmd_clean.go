@@ -60,23 +60,11 @@ func runClean(env *cliEnv, args []string) error {
 	noArchive := flags.Bool("no-archive", false, "")
 	allowOutward := flags.Bool("allow-outward-links", false, "")
 	deleteBranch := flags.Bool("delete-branch", false, "")
-	pos, err := parseFlags(flags, args, 1)
+	arg, err := parseWorkspaceArg(flags, args, "workspace")
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return usagef("missing workspace")
-	}
-	arg := pos[0]
-	dir, err := workspacesDir(env)
-	if err != nil {
-		return err
-	}
-	w, err := openWorkspace(env, dir, arg)
-	if err != nil {
-		return err
-	}
-	release, err := claimWorkspace(w, arg, "clean")
+	w, release, err := claimFromArgs(env, []string{arg}, "clean")
 	if err != nil {
 		return err
 	}

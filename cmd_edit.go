@@ -42,18 +42,14 @@ func runEdit(env *cliEnv, args []string) error {
 	fs := newFlagSet("edit")
 	var flags sessionFlags
 	flags.register(fs)
-	pos, err := parseFlags(fs, args, 1)
+	arg, err := parseWorkspaceArg(fs, args, "workspace")
 	if err != nil {
 		return err
-	}
-	if len(pos) == 0 {
-		return usagef("missing workspace")
 	}
 	project, user, base, err := flags.layers(env)
 	if err != nil {
 		return err
 	}
-	arg := pos[0]
 	w, err := openWorkspace(env, base.WorkspacesDir, arg)
 	if err != nil {
 		var nw *errNoWorkspace

@@ -87,54 +87,38 @@ func runInit(env *cliEnv, args []string) error {
 	mode := fs.String("mode", modeLoop, "")
 	var instructions stringFlag
 	fs.Var(&instructions, "instructions", "")
-	var maxIter, stagnation countFlag
-	var delay secondsFlag
-	var notifyURL stringFlag
-	fs.Var(&maxIter, "m", "")
-	fs.Var(&maxIter, "max-iterations", "")
-	fs.Var(&delay, "d", "")
-	fs.Var(&delay, "delay", "")
-	fs.Var(&stagnation, "stagnation-threshold", "")
-	fs.Var(&notifyURL, "notify-url", "")
-	var permissionMode, allowedTools, template stringFlag
+	var template stringFlag
 	fs.Var(&template, "template", "")
-	fs.Var(&permissionMode, "permission-mode", "")
-	fs.Var(&allowedTools, "allowed-tools", "")
 	worktree := fs.Bool("worktree", false, "")
-	var agents agentFlags
-	agents.register(fs, true)
-	pos, err := parseFlags(fs, args, 1)
+	var sf settingFlags
+	sf.register(fs)
+	arg, err := parseWorkspaceArg(fs, args, "workspace name")
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return usagef("missing workspace name")
-	}
-	if *mode != modeLoop && *mode != modeIterative {
-		return usagef("invalid value %q for flag --mode: want loop or iterative", *mode)
-	}
-	if maxIter.set && maxIter.n == 0 {
-		return errZeroIterations
-	}
-	if err := checkPermissionFlags(permissionMode, allowedTools); err != nil {
+	if err := checkModeFlag(*mode); err != nil {
 		return err
 	}
-	if err := agents.check(); err != nil {
+	if sf.maxIterations.set && sf.maxIterations.n == 0 {
+		return errZeroIterations
+	}
+	if err := checkPermissionFlags(sf.permissionMode, sf.allowedTools); err != nil {
+		return err
+	}
+	if err := sf.agents.check(); err != nil {
 		return err
 	}
 	if template.set && instructions.set {
 		return usagef("--template and --instructions contradict each other: the template holds the task")
 	}
-	if notifyURL.set {
-		if err := checkNotifyURL(notifyURL.s); err != nil {
-			return usagef("invalid value for flag --notify-url: %v", err)
-		}
+	if err := sf.checkNotifyURL(); err != nil {
+		return err
 	}
 	dir, err := workspacesDir(env)
 	if err != nil {
 		return err
 	}
-	w, err := locateWorkspace(env.projectRoot, dir, pos[0])
+	w, err := locateWorkspace(env.projectRoot, dir, arg)
 	if err != nil {
 		return err
 	}
@@ -163,19 +147,7 @@ func runInit(env *cliEnv, args []string) error {
 			cfg[k] = v // the flags below override it
 		}
 	}
-	if maxIter.set {
-		cfg["defaultMaxIterations"] = maxIter.n
-	}
-	if delay.set {
-		cfg["defaultDelay"] = delay.d.Seconds()
-	}
-	if stagnation.set {
-		cfg[stagnationKey(*mode)] = stagnation.n
-	}
-	if notifyURL.set {
-		cfg["notifyUrl"] = notifyURL.s
-	}
-	addPermissionSettings(cfg, permissionMode, allowedTools)
+	sf.addTo(cfg, stagnationKey(*mode))
 	worktreeSet := false
 	fs.Visit(func(f *flag.Flag) { worktreeSet = worktreeSet || f.Name == "worktree" })
 	if worktreeSet {
@@ -191,7 +163,6 @@ func runInit(env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	agents.addTo(cfg)
 	if err := checkInitAgents(env, cfg); err != nil {
 		return err
 	}
@@ -200,7 +171,7 @@ func runInit(env *cliEnv, args []string) error {
 		w.meta.Config = cfg
 	}
 
-	created, err := createWorkspaceDir(w, pos[0])
+	created, err := createWorkspaceDir(w, arg)
 	if err != nil {
 		return err
 	}
@@ -214,9 +185,9 @@ func runInit(env *cliEnv, args []string) error {
 	shown := relPath(env.projectRoot, w.Dir)
 	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
 	if !instructions.set && !template.set {
-		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(pos[0]))
+		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(arg))
 	} else {
-		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", shellQuote(pos[0]))
+		fmt.Fprintf(env.stdout, "Next: claude-iterate run %s\n", shellQuote(arg))
 	}
 	return nil
 }
@@ -274,6 +245,69 @@ func checkInitAgents(env *cliEnv, cfg map[string]any) error {
 		if _, ok := cfg[f.key]; ok || agents || fallbacks {
 			return usagef("%s: %s", f.key, f.msg)
 		}
+	}
+	return nil
+}
+
+// settingFlags are the flags that init and run both take, each of which
+// sets a configuration key: init keeps them in the workspace's config, run
+// for its own run.
+type settingFlags struct {
+	maxIterations, stagnation               countFlag
+	delay                                   secondsFlag
+	notifyURL, permissionMode, allowedTools stringFlag
+	agents                                  agentFlags
+}
+
+// register adds the flags to fs.
+func (s *settingFlags) register(fs *flag.FlagSet) {
+	fs.Var(&s.maxIterations, "m", "")
+	fs.Var(&s.maxIterations, "max-iterations", "")
+	fs.Var(&s.delay, "d", "")
+	fs.Var(&s.delay, "delay", "")
+	fs.Var(&s.stagnation, "stagnation-threshold", "")
+	fs.Var(&s.notifyURL, "notify-url", "")
+	fs.Var(&s.permissionMode, "permission-mode", "")
+	fs.Var(&s.allowedTools, "allowed-tools", "")
+	s.agents.register(fs, true)
+}
+
+// checkNotifyURL refuses a --notify-url that cannot be notified; the
+// message leaves the value out, which may hold a password.
+func (s *settingFlags) checkNotifyURL() error {
+	if s.notifyURL.set {
+		if err := checkNotifyURL(s.notifyURL.s); err != nil {
+			return usagef("invalid value for flag --notify-url: %v", err)
+		}
+	}
+	return nil
+}
+
+// addTo sets the configuration keys of the flags given in values;
+// --stagnation-threshold sets stagnationKeys.
+func (s *settingFlags) addTo(values map[string]any, stagnationKeys ...string) {
+	if s.maxIterations.set {
+		values["defaultMaxIterations"] = s.maxIterations.n
+	}
+	if s.delay.set {
+		values["defaultDelay"] = s.delay.d.Seconds()
+	}
+	if s.stagnation.set {
+		for _, k := range stagnationKeys {
+			values[k] = s.stagnation.n
+		}
+	}
+	if s.notifyURL.set {
+		values["notifyUrl"] = s.notifyURL.s
+	}
+	addPermissionSettings(values, s.permissionMode, s.allowedTools)
+	s.agents.addTo(values)
+}
+
+// checkModeFlag refuses a --mode (init, setup) that names no mode.
+func checkModeFlag(s string) error {
+	if !validMode(s) {
+		return usagef("invalid value %q for flag --mode: want loop or iterative", s)
 	}
 	return nil
 }

@@ -55,14 +55,11 @@ Examples:
 func runMerge(env *cliEnv, args []string) error {
 	fs := newFlagSet("merge")
 	squash := fs.Bool("squash", false, "")
-	pos, err := parseFlags(fs, args, 1)
+	arg, err := parseWorkspaceArg(fs, args, "workspace")
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return usagef("missing workspace")
-	}
-	w, st, g, release, err := openBranchWorkspace(env, pos[0], "merge")
+	w, st, g, release, err := openBranchWorkspace(env, arg, "merge")
 	if err != nil {
 		return err
 	}
@@ -153,15 +150,7 @@ func runMerge(env *cliEnv, args []string) error {
 // openBranchWorkspace opens a workspace that has a branch, claimed (no run
 // holds it until release), with its repository.
 func openBranchWorkspace(env *cliEnv, arg, doing string) (*workspace, *gitState, *gitRepo, func(), error) {
-	dir, err := workspacesDir(env)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	w, err := openWorkspace(env, dir, arg)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	release, err := claimWorkspace(w, arg, doing)
+	w, release, err := claimFromArgs(env, []string{arg}, doing)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

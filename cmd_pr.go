@@ -45,17 +45,14 @@ func runPR(env *cliEnv, args []string) error {
 	remote := stringFlag{s: "origin"}
 	fs.Var(&remote, "remote", "")
 	draft := fs.Bool("draft", false, "")
-	pos, err := parseFlags(fs, args, 1)
+	arg, err := parseWorkspaceArg(fs, args, "workspace")
 	if err != nil {
 		return err
-	}
-	if len(pos) == 0 {
-		return usagef("missing workspace")
 	}
 	if remote.s == "" {
 		return usagef("invalid value \"\" for flag --remote: empty")
 	}
-	w, st, g, release, err := openBranchWorkspace(env, pos[0], "pr")
+	w, st, g, release, err := openBranchWorkspace(env, arg, "pr")
 	if err != nil {
 		return err
 	}
@@ -86,7 +83,7 @@ func runPR(env *cliEnv, args []string) error {
 	var body bytes.Buffer
 	fmt.Fprintf(&body, "Work of the claude-iterate workspace %s (branch %s).\n\n```\n", w.Name, st.Branch)
 	quiet := &cliEnv{stdin: env.stdin, stdout: &body, stderr: io.Discard, projectRoot: env.projectRoot, rootMarker: env.rootMarker}
-	if err := runHistory(quiet, []string{pos[0]}); err != nil {
+	if err := runHistory(quiet, []string{arg}); err != nil {
 		fmt.Fprintf(&body, "(no history: %v)\n", err)
 	}
 	body.WriteString("```\n")

@@ -87,19 +87,12 @@ func runReset(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := workspaceFromArgs(env, pos)
-	if err != nil {
-		return err
-	}
-	arg, label := "", wsLabel(w, pos)
-	if len(pos) == 1 {
-		arg = pos[0]
-	}
-	release, err := claimWorkspace(w, arg, "reset")
+	w, release, err := claimFromArgs(env, pos, "reset")
 	if err != nil {
 		return err
 	}
 	defer release()
+	label := wsLabel(w, pos)
 	// Every write checked before the first (the history's removal).
 	if err := checkWritable(w.metadataPath()); err != nil {
 		return fmt.Errorf("%w; nothing was reset", err)

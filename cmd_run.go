@@ -10,7 +10,6 @@ import (
 	"errors"
 	"flag"
 	"regexp"
-	"strings"
 	"time"
 )
 
@@ -274,21 +273,18 @@ Examples:
 
 // runOptions are the run command's flags.
 type runOptions struct {
-	maxIterations, stagnation, maxTurns, maxFailures countFlag
-	delay                                            secondsFlag
-	noDelay, verbose, quiet, skipPerms, dryRun       bool
-	noKeyboard                                       bool
-	output, prompt, claude, model                    stringFlag
-	maxDuration, iterationTimeout, idleTimeout       durationFlag
-	interruptGrace, heartbeat                        durationFlag
-	notifyURL                                        stringFlag
-	permissionMode, allowedTools                     stringFlag
-	events                                           stringFlag
-	minIterations                                    countFlag
-	verify                                           bool
-	onQuestion                                       stringFlag
-	acceptComplete                                   bool
-	agents                                           agentFlags
+	settingFlags                               // those init takes too
+	maxTurns, maxFailures                      countFlag
+	noDelay, verbose, quiet, skipPerms, dryRun bool
+	noKeyboard                                 bool
+	output, prompt, claude, model              stringFlag
+	maxDuration, iterationTimeout, idleTimeout durationFlag
+	interruptGrace, heartbeat                  durationFlag
+	events                                     stringFlag
+	minIterations                              countFlag
+	verify                                     bool
+	onQuestion                                 stringFlag
+	acceptComplete                             bool
 	// The worktree and the commits (gitrun.go).
 	worktree, noWorktree, commit, noCommit bool
 	branch, base                           stringFlag
@@ -308,24 +304,17 @@ type runOptions struct {
 func parseRunFlags(args []string) (*runOptions, []string, error) {
 	o := &runOptions{}
 	fs := newFlagSet("run")
-	fs.Var(&o.maxIterations, "m", "")
-	fs.Var(&o.maxIterations, "max-iterations", "")
-	fs.Var(&o.delay, "d", "")
-	fs.Var(&o.delay, "delay", "")
+	o.settingFlags.register(fs)
 	fs.BoolVar(&o.noDelay, "no-delay", false, "")
-	fs.Var(&o.stagnation, "stagnation-threshold", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.BoolVar(&o.verbose, "verbose", false, "")
 	fs.BoolVar(&o.quiet, "q", false, "")
 	fs.BoolVar(&o.quiet, "quiet", false, "")
 	fs.Var(&o.output, "output", "")
 	fs.BoolVar(&o.skipPerms, "dangerously-skip-permissions", false, "")
-	fs.Var(&o.permissionMode, "permission-mode", "")
-	fs.Var(&o.allowedTools, "allowed-tools", "")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "")
 	fs.Var(&o.prompt, "prompt", "")
 	fs.Var(&o.claude, "claude", "")
-	o.agents.register(fs, true)
 	fs.Var(&o.model, "model", "")
 	fs.Var(&o.maxTurns, "max-turns", "")
 	fs.Var(&o.maxDuration, "max-duration", "")
@@ -335,7 +324,6 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.Var(&o.interruptGrace, "interrupt-grace", "")
 	fs.BoolVar(&o.noKeyboard, "no-keyboard", false, "")
 	fs.Var(&o.heartbeat, "heartbeat", "")
-	fs.Var(&o.notifyURL, "notify-url", "")
 	fs.Var(&o.events, "events", "")
 	fs.Var(&o.minIterations, "min-iterations", "")
 	fs.BoolVar(&o.verify, "verify", false, "")
@@ -368,13 +356,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	}
 	o.given = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
-	for _, f := range []struct {
-		name string
-		v    stringFlag
-	}{{"--test-cmd", o.testCmd}, {"--conditions", o.conditions}, {"--events", o.events}} {
-		if f.v.set && strings.TrimSpace(f.v.s) == "" {
-			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
-		}
+	if err := firstError(o.testCmd.notBlank("--test-cmd"), o.conditions.notBlank("--conditions"), o.events.notBlank("--events")); err != nil {
+		return nil, nil, err
 	}
 	for _, f := range []struct {
 		name string
@@ -387,13 +370,11 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.heartbeat.set && o.heartbeat.d > 0 && o.heartbeat.d < time.Second {
 		return nil, nil, usagef("invalid value %q for flag --heartbeat: must be 0 (never) or at least 1s", o.heartbeat.d)
 	}
-	if o.notifyURL.set {
-		if err := checkNotifyURL(o.notifyURL.s); err != nil {
-			return nil, nil, usagef("invalid value for flag --notify-url: %v", err)
-		}
+	if err := o.checkNotifyURL(); err != nil {
+		return nil, nil, err
 	}
-	if o.maxTestFailures.set && o.maxTestFailures.n == 0 {
-		return nil, nil, usagef("invalid value \"0\" for flag --max-test-failures: must be at least 1")
+	if err := o.maxTestFailures.notZero("--max-test-failures"); err != nil {
+		return nil, nil, err
 	}
 	if o.onQuestion.set {
 		if err := checkOnQuestion(o.onQuestion.s); err != nil {
@@ -411,19 +392,13 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 			return nil, nil, usagef("--output and -v/-q contradict each other")
 		}
 	}
-	if o.given["commit"] && o.given["no-commit"] {
-		return nil, nil, usagef("--commit and --no-commit contradict each other")
-	}
-	if o.given["worktree"] && o.given["no-worktree"] {
-		return nil, nil, usagef("--worktree and --no-worktree contradict each other")
-	}
-	for _, f := range []struct {
-		name string
-		v    stringFlag
-	}{{"--branch", o.branch}, {"--base", o.base}} {
-		if f.v.set && strings.TrimSpace(f.v.s) == "" {
-			return nil, nil, usagef("invalid value %q for flag %s: empty", f.v.s, f.name)
+	for _, b := range o.negatable() {
+		if o.given[b.name] && o.given["no-"+b.name] {
+			return nil, nil, usagef("--%s and --no-%s contradict each other", b.name, b.name)
 		}
+	}
+	if err := firstError(o.branch.notBlank("--branch"), o.base.notBlank("--base")); err != nil {
+		return nil, nil, err
 	}
 	if o.noDelay && o.delay.set {
 		return nil, nil, usagef("--no-delay and -d/--delay contradict each other")
@@ -431,8 +406,8 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.maxIterations.set && o.maxIterations.n == 0 {
 		return nil, nil, errZeroIterations
 	}
-	if o.maxFailures.set && o.maxFailures.n == 0 {
-		return nil, nil, usagef("invalid value \"0\" for flag --max-failures: must be at least 1")
+	if err := o.maxFailures.notZero("--max-failures"); err != nil {
+		return nil, nil, err
 	}
 	if err := checkPermissionFlags(o.permissionMode, o.allowedTools); err != nil {
 		return nil, nil, err
@@ -456,18 +431,10 @@ var errZeroIterations = usagef("invalid value \"0\" for flag -m/--max-iterations
 // flagSettings is the flag layer of the configuration.
 func (o *runOptions) flagSettings() *configLayer {
 	l := &configLayer{name: layerFlag, values: map[string]any{}}
-	if o.maxIterations.set {
-		l.values["defaultMaxIterations"] = o.maxIterations.n
-	}
-	if o.delay.set {
-		l.values["defaultDelay"] = o.delay.d.Seconds()
-	}
+	// The run's mode reads one of the stagnation keys.
+	o.settingFlags.addTo(l.values, "defaultStagnationThreshold", "loopStagnationThreshold")
 	if o.noDelay {
 		l.values["defaultDelay"] = 0.0
-	}
-	if o.stagnation.set { // the run's mode reads one of them
-		l.values["defaultStagnationThreshold"] = o.stagnation.n
-		l.values["loopStagnationThreshold"] = o.stagnation.n
 	}
 	switch {
 	case o.output.set:
@@ -480,11 +447,6 @@ func (o *runOptions) flagSettings() *configLayer {
 	if o.claude.set {
 		l.values["claude.command"] = o.claude.s
 	}
-	addPermissionSettings(l.values, o.permissionMode, o.allowedTools)
-	o.agents.addTo(l.values)
-	if o.notifyURL.set {
-		l.values["notifyUrl"] = o.notifyURL.s
-	}
 	if o.minIterations.set {
 		l.values["minIterations"] = o.minIterations.n
 	}
@@ -496,19 +458,28 @@ func (o *runOptions) flagSettings() *configLayer {
 	if o.onQuestion.set {
 		l.values["onQuestion"] = o.onQuestion.s
 	}
-	if o.given["worktree"] {
-		l.values["git.worktree"] = o.worktree
-	}
-	if o.given["no-worktree"] {
-		l.values["git.worktree"] = !o.noWorktree
-	}
-	if o.given["commit"] {
-		l.values["git.commit"] = o.commit
-	}
-	if o.given["no-commit"] {
-		l.values["git.commit"] = !o.noCommit
+	for _, b := range o.negatable() {
+		if o.given[b.name] {
+			l.values[b.key] = b.on
+		}
+		if o.given["no-"+b.name] {
+			l.values[b.key] = !b.off
+		}
 	}
 	return l
+}
+
+// negatableFlag is a bool flag of run that has a --no- form: its name, the
+// config key both set, and the values they were given.
+type negatableFlag struct {
+	name, key string
+	on, off   bool
+}
+
+// negatable lists run's bool flags that have a --no- form: given both is a
+// usage error; either sets the key.
+func (o *runOptions) negatable() []negatableFlag {
+	return []negatableFlag{{"commit", "git.commit", o.commit, o.noCommit}, {"worktree", "git.worktree", o.worktree, o.noWorktree}}
 }
 
 // runRun is the run command.

@@ -70,21 +70,19 @@ func runSetup(env *cliEnv, args []string) error {
 	var flags sessionFlags
 	fs.Var(&mode, "mode", "")
 	flags.register(fs)
-	pos, err := parseFlags(fs, args, 1)
+	arg, err := parseWorkspaceArg(fs, args, "workspace name")
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return usagef("missing workspace name")
-	}
-	if mode.set && mode.s != modeLoop && mode.s != modeIterative {
-		return usagef("invalid value %q for flag --mode: want loop or iterative", mode.s)
+	if mode.set {
+		if err := checkModeFlag(mode.s); err != nil {
+			return err
+		}
 	}
 	project, user, base, err := flags.layers(env)
 	if err != nil {
 		return err
 	}
-	arg := pos[0]
 	w, err := locateWorkspace(env.projectRoot, base.WorkspacesDir, arg)
 	if err != nil {
 		return err
@@ -134,7 +132,7 @@ func runSetup(env *cliEnv, args []string) error {
 
 	var created []string
 	if !exists {
-		created, err = createWorkspaceDir(w, pos[0])
+		created, err = createWorkspaceDir(w, arg)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // stopUsage is the manual of the stop command.
@@ -117,7 +116,7 @@ func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 	case err == nil:
 		return w, nil
 	case errors.Is(err, os.ErrNotExist) && len(pos) == 0:
-		return nil, usagef("missing workspace (and no ralph-mode run in this directory: no %s)", filepath.Join(ralphStateDir, metadataFile))
+		return nil, errNoRalphWorkspace()
 	case errors.Is(err, os.ErrNotExist):
 		return nil, withHint(&errNoWorkspace{arg: pos[0], dir: relPath(env.projectRoot, w.StateDir)}, "check the name with: claude-iterate list; a run's stop request is the file <workspace>/.stop (%s)", byHand)
 	}

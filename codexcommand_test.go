@@ -8,26 +8,21 @@ import (
 // TestCodexCommandShown: the script inside codex's shell wrapper, in each
 // quoting the real CLI uses (testdata/fixtures/codex); anything else as is.
 func TestCodexCommandShown(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`/bin/bash -lc 'cat TODO.md'`, `cat TODO.md`},
-		{`/bin/bash -lc ls`, `ls`},
-		{`/bin/bash -lc "printf '{\"complete\": false}\\n' > .status.json"`, `printf '{"complete": false}\n' > .status.json`},
-		{`/bin/bash -lc 'echo x > report.txt; echo rc=$?'`, `echo x > report.txt; echo rc=$?`},
-		{`/bin/zsh -c 'go test ./...'`, `go test ./...`},
-		{`bash -lc 'it'\''s'`, `it's`},
-		{"/bin/bash -lc \"a \\$HOME \\` \\\\ b\"", "a $HOME ` \\ b"},
-		{`/bin/bash -lc ''`, `/bin/bash -lc ''`},
-		{`/bin/bash -x 'ls'`, `/bin/bash -x 'ls'`},
-		{`python3 -c 'print(1)'`, `python3 -c 'print(1)'`},
-		{`/bin/bash -lc 'unterminated`, `/bin/bash -lc 'unterminated`},
-		{`go test ./...`, `go test ./...`},
-		{``, ``},
-	}
-	for _, tt := range tests {
-		if got := codexCommandShown(tt.in); got != tt.want {
-			t.Errorf("codexCommandShown(%q) = %q; want %q", tt.in, got, tt.want)
-		}
-	}
+	checkStrings(t, "codexCommandShown", codexCommandShown, map[string]string{
+		`/bin/bash -lc 'cat TODO.md'`: `cat TODO.md`,
+		`/bin/bash -lc ls`:            `ls`,
+		`/bin/bash -lc "printf '{\"complete\": false}\\n' > .status.json"`: `printf '{"complete": false}\n' > .status.json`,
+		`/bin/bash -lc 'echo x > report.txt; echo rc=$?'`:                  `echo x > report.txt; echo rc=$?`,
+		`/bin/zsh -c 'go test ./...'`:                                      `go test ./...`,
+		`bash -lc 'it'\''s'`:                                               `it's`,
+		"/bin/bash -lc \"a \\$HOME \\` \\\\ b\"":                           "a $HOME ` \\ b",
+		`/bin/bash -lc ''`:                                                 `/bin/bash -lc ''`,
+		`/bin/bash -x 'ls'`:                                                `/bin/bash -x 'ls'`,
+		`python3 -c 'print(1)'`:                                            `python3 -c 'print(1)'`,
+		`/bin/bash -lc 'unterminated`:                                      `/bin/bash -lc 'unterminated`,
+		`go test ./...`:                                                    `go test ./...`,
+		``:                                                                 ``,
+	})
 }
 
 // FuzzShellWords: splitting never panics, and words quoted the way codex

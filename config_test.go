@@ -65,7 +65,7 @@ func TestJSONPositions(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
-	for in, want := range map[string]string{
+	checkStrings(t, "redactURL", redactURL, map[string]string{
 		"https://user:pw@ntfy.sh/topic": "https://xxxxx@ntfy.sh/topic",
 		"https://ntfy.sh/topic":         "https://ntfy.sh/topic",
 		"https://tok@ntfy.sh/t":         "https://xxxxx@ntfy.sh/t",
@@ -74,11 +74,7 @@ func TestRedactURL(t *testing.T) {
 		"https://h/t?Api_Key=a":         "https://h/t?Api_Key=xxxxx",
 		"https://h/t?sig=a":             "https://h/t?sig=xxxxx",
 		"https://h/t?priority=3":        "https://h/t?priority=3",
-	} {
-		if got := redactURL(in); got != want {
-			t.Errorf("redactURL(%q) = %q; want %q", in, got, want)
-		}
-	}
+	})
 }
 
 func FuzzConfigFile(f *testing.F) {

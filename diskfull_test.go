@@ -10,7 +10,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // tmpfsMountable reports whether a scenario may mount a small tmpfs in a
@@ -46,12 +45,7 @@ func (e errUnknownCondition) Error() string { return "unknown condition " + stri
 // disabling the log: its reserve stays until the run's end, and the
 // sections after it are still tried.
 func TestLogFullDevice(t *testing.T) {
-	dir := t.TempDir()
-	var warnings []string
-	l, err := openRunLog(dir, time.Now(), func(err error) { warnings = append(warnings, err.Error()) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, dir, warnings := openTestLog(t)
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		t.Skipf("no /dev/full: %v", err)
@@ -69,8 +63,8 @@ func TestLogFullDevice(t *testing.T) {
 	if l.failed || !l.full {
 		t.Errorf("failed %v, full %v; want the log on, transcripts off", l.failed, l.full)
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "no space left on device; transcripts are no longer logged") {
-		t.Errorf("warnings = %q; want one, of the full device", warnings)
+	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "no space left on device; transcripts are no longer logged") {
+		t.Errorf("warnings = %q; want one, of the full device", *warnings)
 	}
 	reserve := filepath.Join(dir, ".reserve")
 	if _, err := os.Stat(reserve); err != nil {

@@ -153,6 +153,15 @@ func (f *countFlag) Set(s string) error {
 	return nil
 }
 
+// notZero refuses f given as 0 where a count must be at least 1, with a
+// usage error naming the flag as name ("--max-failures").
+func (f *countFlag) notZero(name string) error {
+	if f.set && f.n == 0 {
+		return usagef("invalid value \"0\" for flag %s: must be at least 1", name)
+	}
+	return nil
+}
+
 // secondsFlag is a flag.Value holding a non-negative number of seconds.
 type secondsFlag struct {
 	d   time.Duration
@@ -187,6 +196,26 @@ type stringFlag struct {
 
 func (f *stringFlag) String() string     { return f.s }
 func (f *stringFlag) Set(s string) error { f.s, f.set = s, true; return nil }
+
+// notBlank refuses f given as nothing or white space, with a usage error
+// naming the flag as name ("--test-cmd").
+func (f *stringFlag) notBlank(name string) error {
+	if f.set && strings.TrimSpace(f.s) == "" {
+		return usagef("invalid value %q for flag %s: empty", f.s, name)
+	}
+	return nil
+}
+
+// firstError returns the first of errs that is not nil: of checks made in
+// order, the one to report.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // usdFlag is a flag.Value holding an amount of US dollars above 0.
 type usdFlag struct {

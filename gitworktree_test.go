@@ -48,17 +48,14 @@ func TestGitLockedSerialises(t *testing.T) {
 
 // TestCompareURL: a GitHub remote's pull request page; none for another.
 func TestCompareURL(t *testing.T) {
-	for remote, want := range map[string]string{
+	compare := func(remote string) string { return compareURL(remote, "main", "claude-iterate/x") }
+	checkStrings(t, "compareURL", compare, map[string]string{
 		"git@github.com:acme/widgets.git":      "https://github.com/acme/widgets/compare/main...claude-iterate/x?expand=1",
 		"https://github.com/acme/widgets":      "https://github.com/acme/widgets/compare/main...claude-iterate/x?expand=1",
 		"https://github.com/acme/widgets.git/": "https://github.com/acme/widgets/compare/main...claude-iterate/x?expand=1",
 		"https://gitlab.com/acme/widgets.git":  "",
 		"/srv/git/widgets.git":                 "",
-	} {
-		if got := compareURL(remote, "main", "claude-iterate/x"); got != want {
-			t.Errorf("compareURL(%q) = %q, want %q", remote, got, want)
-		}
-	}
+	})
 }
 
 // TestHeadSHA: the commit after a commit is read from the loose ref HEAD

@@ -13,12 +13,7 @@ import (
 // kept until the run's end (the agent would take its room), and freed at
 // close.
 func TestLogBudget(t *testing.T) {
-	dir := t.TempDir()
-	var warnings []string
-	l, err := openRunLog(dir, time.Now(), func(err error) { warnings = append(warnings, err.Error()) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, dir, warnings := openTestLog(t)
 	reserve := filepath.Join(dir, ".reserve")
 	if fi, err := os.Stat(reserve); err != nil || fi.Size() != logReserve {
 		t.Fatalf("reserve file: %v, %v; want %d bytes", fi, err, logReserve)
@@ -33,8 +28,8 @@ func TestLogBudget(t *testing.T) {
 	l.section("RUN ENDED", "Reason: test")
 	l.Close()
 	checkLogText(t, l.path, []string{"[transcripts are no longer logged: the log passed 0 MiB]", "RUN ENDED"}, "dropped transcript")
-	if len(warnings) != 1 {
-		t.Errorf("warnings = %q; want one", warnings)
+	if len(*warnings) != 1 {
+		t.Errorf("warnings = %q; want one", *warnings)
 	}
 	if _, err := os.Stat(reserve); !os.IsNotExist(err) {
 		t.Errorf("reserve file still there after the log stopped: %v", err)
@@ -99,4 +94,16 @@ func checkLogText(t *testing.T, path string, want []string, dropped string) {
 	if strings.Contains(got, dropped) {
 		t.Errorf("log holds %q, written when transcripts were no longer logged:\n%s", dropped, got)
 	}
+}
+
+// openTestLog opens a run log in a new directory, dir; the warnings it
+// gives are kept in *warnings.
+func openTestLog(t *testing.T) (l *runLog, dir string, warnings *[]string) {
+	t.Helper()
+	dir, warnings = t.TempDir(), new([]string)
+	l, err := openRunLog(dir, time.Now(), func(err error) { *warnings = append(*warnings, err.Error()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, dir, warnings
 }

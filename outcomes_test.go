@@ -180,11 +180,18 @@ func TestReadRegularFile(t *testing.T) {
 }
 
 func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
+	checkStrings(t, "shellQuote", shellQuote, map[string]string{
 		"demo": "demo", "./tasks/x": "./tasks/x", "my task": "'my task'", "it's": `'it'\''s'`, "": "''",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %q; want %q", in, got, want)
+	})
+}
+
+// checkStrings is the table test of a function of one string: f (named
+// name) must turn each key of cases into its value.
+func checkStrings(t *testing.T, name string, f func(string) string, cases map[string]string) {
+	t.Helper()
+	for in, want := range cases {
+		if got := f(in); got != want {
+			t.Errorf("%s(%q) = %q; want %q", name, in, got, want)
 		}
 	}
 }

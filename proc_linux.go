@@ -40,36 +40,50 @@ func becomeSubreaper() error {
 
 // listProcs reads every process's parent, group and state from /proc.
 func listProcs() []procInfo {
+	var procs []procInfo
+	eachProcess("stat", func(pid int, data []byte) {
+		f := statFields(data)
+		if len(f) < 3 {
+			return
+		}
+		ppid, _ := strconv.Atoi(string(f[1]))
+		pgid, _ := strconv.Atoi(string(f[2]))
+		procs = append(procs, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]})
+	})
+	return procs
+}
+
+// eachProcess calls fn with the pid and the content of /proc/PID/<file> of
+// every process of the machine, leaving out those gone meanwhile.
+func eachProcess(file string, fn func(pid int, data []byte)) {
 	d, err := openDir("/proc")
 	if err != nil {
-		return nil
+		return
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
-	procs := make([]procInfo, 0, len(names))
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil {
 			continue
 		}
-		data, err := readKernelFile("/proc/"+n+"/stat", kernelFileCap)
+		data, err := readKernelFile("/proc/"+n+"/"+file, kernelFileCap)
 		if err != nil {
 			continue // gone meanwhile
 		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
-		i := bytes.LastIndexByte(data, ')')
-		if i < 0 || i+2 >= len(data) {
-			continue
-		}
-		f := bytes.Fields(data[i+2:])
-		if len(f) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(string(f[1]))
-		pgid, _ := strconv.Atoi(string(f[2]))
-		procs = append(procs, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]})
+		fn(pid, data)
 	}
-	return procs
+}
+
+// statFields returns the fields of a /proc/PID/stat after the command
+// name, the state first: the name (pid (comm) state ppid pgrp ...) may
+// hold spaces and parentheses. nil: data is not a stat line.
+func statFields(data []byte) [][]byte {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return nil
+	}
+	return bytes.Fields(data[i+2:])
 }
 
 // raiseHere sends sig to the calling thread, so that its action (stop, or
@@ -213,11 +227,7 @@ func processStart(pid int) (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 || i+2 >= len(data) {
-		return 0, false
-	}
-	f := bytes.Fields(data[i+2:])
+	f := statFields(data)
 	if len(f) < 20 || f[0][0] == 'Z' {
 		return 0, false
 	}
@@ -228,27 +238,13 @@ func processStart(pid int) (uint64, bool) {
 // processesWithEnv returns the processes whose environment holds the
 // variable kv ("NAME=value").
 func processesWithEnv(kv string) []int {
-	d, err := openDir("/proc")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
 	want := append([]byte(kv), 0)
 	var pids []int
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		data, err := readKernelFile("/proc/"+n+"/environ", kernelFileCap)
-		if err != nil {
-			continue
-		}
+	eachProcess("environ", func(pid int, data []byte) {
 		if bytes.HasPrefix(data, want) || bytes.Contains(data, append([]byte{0}, want...)) {
 			pids = append(pids, pid)
 		}
-	}
+	})
 	return pids
 }
 
@@ -301,11 +297,7 @@ func procStat(pid int) (procInfo, bool) {
 	if err != nil {
 		return procInfo{}, false
 	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 || i+2 >= len(data) {
-		return procInfo{}, false
-	}
-	f := bytes.Fields(data[i+2:])
+	f := statFields(data)
 	if len(f) < 20 {
 		return procInfo{}, false
 	}

@@ -41,18 +41,14 @@ func TestSanitizeHiddenControls(t *testing.T) {
 // C1 and bidirectional controls and invalid UTF-8 go; newlines, tabs and
 // the rest of the text stay.
 func TestStripControls(t *testing.T) {
-	for in, want := range map[string]string{
+	checkStrings(t, "stripControls", stripControls, map[string]string{
 		"plain":                             "plain",
 		"subject\n\nbody\tline\n":           "subject\n\nbody\tline\n",
 		"x \x1b]0;PWN\x07\x1b[2J y":         "x ]0;PWN[2J y",
 		"crlf\r\nline":                      "crlf\nline",
 		"c1 \u009b2J bidi \u202eevil\u2066": "c1 2J bidi evil",
 		"bad \xff utf-8 é":                  "bad  utf-8 é",
-	} {
-		if got := stripControls(in); got != want {
-			t.Errorf("stripControls(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 // TestReportSanitizes: an error and its hint may quote the agent; report

@@ -200,7 +200,7 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 // workspace's: the project's and the user's, and the settings they make
 // with the environment's.
 func (f *sessionFlags) layers(env *cliEnv) (project, user *configLayer, base *settings, err error) {
-	if err := checkClaudeFlag(f.claude); err != nil {
+	if err := f.claude.notBlank("--claude"); err != nil {
 		return nil, nil, nil, err
 	}
 	if err := f.agents.check(); err != nil {

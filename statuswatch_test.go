@@ -8,13 +8,7 @@ import (
 )
 
 func TestStatusWatch(t *testing.T) {
-	path := filepath.Join(t.TempDir(), statusFile)
-	write := func(s string) {
-		t.Helper()
-		if err := writeFileAtomic(path, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, write := statusWriter(t)
 	write(`{"progress":{"completed":30,"total":60},"summary":"start","lastUpdated":"2025-01-01T00:00:00Z"}`)
 	for _, meaningful := range []bool{true, false} {
 		w := newStatusWatch(path, 2*time.Second, meaningful)
@@ -59,13 +53,7 @@ func TestStatusWatch(t *testing.T) {
 // judges the copy the iteration read (after), never the file itself: it
 // costs no stat nor read of its own.
 func TestStatusWatchFinal(t *testing.T) {
-	path := filepath.Join(t.TempDir(), statusFile)
-	write := func(s string) {
-		t.Helper()
-		if err := writeFileAtomic(path, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, write := statusWriter(t)
 	read := func() statusCopy {
 		c, _ := readStatusCopy(path)
 		return c
@@ -129,5 +117,17 @@ func TestEndEvent(t *testing.T) {
 	}
 	if got := headerText("ws: ünïcode\nline"); got != "=?utf-8?q?ws:_=C3=BCn=C3=AFcode_line?=" {
 		t.Errorf("headerText = %q", got)
+	}
+}
+
+// statusWriter returns the path of a status file in a new directory, and a
+// function that writes it.
+func statusWriter(t *testing.T) (path string, write func(string)) {
+	path = filepath.Join(t.TempDir(), statusFile)
+	return path, func(s string) {
+		t.Helper()
+		if err := writeFileAtomic(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -108,7 +108,7 @@ func loadTemplate(dir string, global bool) (*savedTemplate, error) {
 	if err := decodeJSONFile(filepath.Join(dir, templateMetaFile), data, t); err != nil {
 		return nil, err
 	}
-	if t.Mode != modeLoop && t.Mode != modeIterative {
+	if !validMode(t.Mode) {
 		return nil, fmt.Errorf("%s: mode: want \"loop\" or \"iterative\", got %q", filepath.Join(dir, templateMetaFile), t.Mode)
 	}
 	if t.Config != nil {

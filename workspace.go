@@ -28,6 +28,9 @@ const (
 	modeIterative = "iterative"
 )
 
+// validMode reports whether s names a mode.
+func validMode(s string) bool { return s == modeLoop || s == modeIterative }
+
 func defaultMaxIterationsFor(mode string) int {
 	if mode == modeIterative {
 		return 20
@@ -397,7 +400,7 @@ func parseMetadata(path string, data []byte) (*metadata, error) {
 	if err := decodeJSONFile(path, data, m); err != nil {
 		return nil, err
 	}
-	if m.Mode != modeLoop && m.Mode != modeIterative {
+	if !validMode(m.Mode) {
 		return nil, doc.errorAt(doc.Root.Obj["mode"], "mode", "want \"loop\" or \"iterative\", got %q", m.Mode)
 	}
 	m.configLayer = &configLayer{name: layerWorkspace, path: path, values: map[string]any{}}

@@ -82,7 +82,7 @@ func parseSettings(path string, data []byte) (*workspaceSettings, error) {
 		v := doc.Root.Obj[k]
 		switch k {
 		case "mode":
-			if v.Kind != jsonString || (v.Str != modeLoop && v.Str != modeIterative) {
+			if v.Kind != jsonString || !validMode(v.Str) {
 				return nil, doc.errorAt(v, k, "want \"loop\" or \"iterative\", got %s", describeNode(v))
 			}
 			s.Mode = v.Str

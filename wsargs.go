@@ -7,6 +7,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,37 @@ func workspaceFromArgsWith(env *cliEnv, pos []string, open func(*cliEnv, string,
 	return open(env, dir, pos[0])
 }
 
+// parseWorkspaceArg parses the flags of a command that needs one
+// workspace named, into fs, and returns its argument: none is a usage
+// error, "missing " what ("workspace", or "workspace name" for the
+// commands that make one).
+func parseWorkspaceArg(fs *flag.FlagSet, args []string, what string) (string, error) {
+	pos, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) == 0 {
+		return "", usagef("missing %s", what)
+	}
+	return pos[0], nil
+}
+
+// claimFromArgs is workspaceFromArgs for a command that changes the
+// workspace: it also claims it for doing (claimWorkspace), until release.
+func claimFromArgs(env *cliEnv, pos []string, doing string) (w *workspace, release func(), err error) {
+	if w, err = workspaceFromArgs(env, pos); err != nil {
+		return nil, nil, err
+	}
+	arg := "" // the ralph-mode workspace
+	if len(pos) == 1 {
+		arg = pos[0]
+	}
+	if release, err = claimWorkspace(w, arg, doing); err != nil {
+		return nil, nil, err
+	}
+	return w, release, nil
+}
+
 // wsLabel is how a command's messages name w, found from the optional
 // argument pos: as the user named it, or, with none (the ralph-mode
 // workspace, the archived one), by its name.
@@ -68,12 +100,18 @@ func ralphFromArgs(env *cliEnv) (*workspace, error) {
 		w := ralphWorkspace(env.projectRoot)
 		if err := w.load(); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return nil, usagef("missing workspace (and no ralph-mode run in this directory: no %s)", filepath.Join(ralphStateDir, metadataFile))
+				return nil, errNoRalphWorkspace()
 			}
 			return nil, err
 		}
 		return w, nil
 	}
+}
+
+// errNoRalphWorkspace is the usage error of a command given no workspace
+// in a directory without a ralph-mode run.
+func errNoRalphWorkspace() error {
+	return usagef("missing workspace (and no ralph-mode run in this directory: no %s)", filepath.Join(ralphStateDir, metadataFile))
 }
 
 // workspacesDirLenient is workspacesDir for the commands that only look at
