@@ -59,9 +59,14 @@ const (
 const maxAnswered = 100
 
 // maxQuestion and maxAnswer bound what is kept and shown of each.
+// maxAnswerJSON bounds an answer as JSON holds it (the answer file, serve's
+// request body): JSON writes a byte as up to six ('<' is \u003c, a byte
+// that is not UTF-8 \ufffd), so the longest answer takes six times its
+// length, beside its question and a few fields.
 const (
-	maxQuestion = 4000
-	maxAnswer   = 64 << 10
+	maxQuestion   = 4000
+	maxAnswer     = 64 << 10
+	maxAnswerJSON = 6*(maxAnswer+maxQuestion) + 1024
 )
 
 func checkOnQuestion(s string) error {
@@ -164,7 +169,7 @@ func forgetQuestions(w *workspace) (string, error) {
 
 // readAnswer reads the answer file; nil if there is none.
 func readAnswer(w *workspace) (*pendingAnswer, error) {
-	data, err := readRegularFile(w.answerPath(), maxAnswer*2)
+	data, err := readRegularFile(w.answerPath(), maxAnswerJSON)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -135,12 +135,15 @@ func cmdPeakRSS(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// httpArgs parses -H, -d and -o options before the rest.
+// httpArgs parses -H, -d (BODY, or @FILE) and -o options before the rest.
 func httpArgs(ts *testscript.TestScript, args []string) (hdr http.Header, body string, rest []string) {
 	hdr = http.Header{}
 	for len(args) >= 2 && (args[0] == "-H" || args[0] == "-d" || args[0] == "-o") {
 		if args[0] == "-d" || args[0] == "-o" {
 			body = args[1]
+			if name, ok := strings.CutPrefix(body, "@"); ok && args[0] == "-d" {
+				body = ts.ReadFile(name) // -d @FILE: the body from a file
+			}
 		} else {
 			k, v, ok := strings.Cut(args[1], ":")
 			if !ok {

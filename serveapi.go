@@ -40,10 +40,9 @@ const pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; con
 const (
 	// serveRecords is how many of a run's last records its detail holds.
 	serveRecords = 100
-	// maxAnswerBody bounds an answer's request body, and bodyTimeout the
-	// time to send it.
-	maxAnswerBody = 2*maxAnswer + 1024
-	bodyTimeout   = 30 * time.Second
+	// bodyTimeout bounds the time to send an answer's request body
+	// (maxAnswerJSON its size).
+	bodyTimeout = 30 * time.Second
 )
 
 // runDetail is one run, as GET /api/runs/{id} shows it.
@@ -209,7 +208,7 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 		Answer *string `json:"answer"`
 	}
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAnswerBody))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAnswerJSON))
 	if err != nil {
 		serveError(w, r, http.StatusRequestEntityTooLarge, "the answer is too long")
 		return
