@@ -12,6 +12,8 @@
 #          the script makes one in a scratch worktree, from a commit where
 #          FILE.go is empty to the current tree
 #   WORKERS=N   mutants tested at once (default 1: the scenarios use time)
+#   TIMEOUT_COEFFICIENT=N   a mutant times out after N times the tests' own
+#               time (default 4; more on a loaded machine)
 #   CLAUDE_ITERATE_SCRIPTS=RE   the scenarios run against each mutant
 #               (default: the run core's, below)
 set -euo pipefail
@@ -37,12 +39,12 @@ if [ "${1:-}" = --file ]; then
 	base=$(git rev-parse HEAD)
 	cp -p "$repo/$file" "$file"
 	git add -A && git -c user.name=m -c user.email=m@m commit -q -m "mutation target: $file"
-	go run "$gremlins" unleash --diff "$base" --workers "${WORKERS:-1}" --timeout-coefficient 4 \
+	go run "$gremlins" unleash --diff "$base" --workers "${WORKERS:-1}" --timeout-coefficient "${TIMEOUT_COEFFICIENT:-4}" \
 		--invert-logical --output "$out" .
 	exit
 fi
 
 base=${1:-9bdffc2}
 out=${2:-mutation.json}
-go run "$gremlins" unleash --diff "$base" --workers "${WORKERS:-1}" --timeout-coefficient 4 \
+go run "$gremlins" unleash --diff "$base" --workers "${WORKERS:-1}" --timeout-coefficient "${TIMEOUT_COEFFICIENT:-4}" \
 	--invert-logical --output "$out" .
