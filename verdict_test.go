@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseVerdict(t *testing.T) {
@@ -65,5 +66,66 @@ func TestQuestionNotes(t *testing.T) {
 	}
 	if (&promptNotes{}).text(w) != "" {
 		t.Error("empty notes add text")
+	}
+}
+
+// TestParseVerdictBounds pins the bounds of the search: the verdict is
+// looked for in the text's last maxVerdictText bytes, through at most
+// maxVerdictTries objects from the end.
+func TestParseVerdictBounds(t *testing.T) {
+	pass := `{"verdict":"pass","summary":"ok"}`
+	for _, tt := range []struct {
+		name, text, want string
+	}{
+		{"tries: the last one reaches it", pass + strings.Repeat("{}", maxVerdictTries-1), verdictPass},
+		{"tries: one too many objects after it", pass + strings.Repeat("{}", maxVerdictTries), verdictNeedsReview},
+		{"text: within the end searched", strings.Repeat("x", 100) + pass + strings.Repeat("x", maxVerdictText-len(pass)), verdictPass},
+		{"text: before the end searched", pass + strings.Repeat("x", maxVerdictText), verdictNeedsReview},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseVerdict(tt.text); got.Verdict != tt.want {
+				t.Errorf("parseVerdict(…%d bytes) = %q, want %q", len(tt.text), got.Verdict, tt.want)
+			}
+		})
+	}
+}
+
+// TestVerificationNote pins what the next prompt says of a verdict:
+// run --verify's attempt or the verify command's, its issues, its text.
+func TestVerificationNote(t *testing.T) {
+	fail := verdict{Verdict: "fail", Summary: "two gaps", Issues: []string{"no test", "no doc"}, Text: "raw"}
+	if got, want := verificationNote(fail, 2), "A verifier checked your claim that the task is complete (attempt 2), and its verdict is fail.\n"+
+		"Its summary:\ntwo gaps\nThe issues it found:\n- no test\n- no doc\nIts final text:\nraw\n"+
+		"Fix only these issues; do not redo or change work that is not named. Then mark the task complete again.\n"; got != want {
+		t.Errorf("attempt 2:\n%s\nwant:\n%s", got, want)
+	}
+	pass := verdict{Verdict: "pass", Summary: "fine", Issues: []string{}}
+	if got, want := verificationNote(pass, 0), "A verifier checked the task (claude-iterate verify), and its verdict is pass.\n"+
+		"Its summary:\nfine\n"+
+		"Fix only these issues; do not redo or change work that is not named. Then mark the task complete when it is.\n"; got != want {
+		t.Errorf("verify:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestReportText pins the verification report's sections: confidence,
+// issues or None, refused calls and their fix, the final text.
+func TestReportText(t *testing.T) {
+	ws := &workspace{Name: "w"}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	got := string(reportText(ws, verdict{Verdict: "fail", Summary: "s", Issues: []string{"a"}, Confidence: "high", Text: "T"}, "deep", at, 0.5, []string{"Write x"}, "allow it"))
+	want := "# Verification report: w\n\n- Verdict: **fail**\n- Confidence: high\n- Depth: deep\n- Time: 2026-01-02T03:04:05Z\n- Cost: $0.5000\n" +
+		"\n## Summary\n\ns\n\n## Issues\n\n- a\n\n## Refused tool calls\n\n- Write x\n\nThe fix: allow it.\n" +
+		"\n## The verifier's final text (no verdict found in it)\n\nT\n"
+	if got != want {
+		t.Errorf("full report:\n%s\nwant:\n%s", got, want)
+	}
+	got = string(reportText(ws, verdict{Verdict: "pass", Issues: []string{}}, "quick", at, 0, []string{"Bash(rm)"}, ""))
+	want = "# Verification report: w\n\n- Verdict: **pass**\n- Depth: quick\n- Time: 2026-01-02T03:04:05Z\n- Cost: $0.0000\n" +
+		"\n## Summary\n\n(none)\n\n## Issues\n\nNone.\n\n## Refused tool calls\n\n- Bash(rm)\n"
+	if got != want {
+		t.Errorf("short report:\n%s\nwant:\n%s", got, want)
+	}
+	if got := string(reportText(ws, verdict{Verdict: "pass", Issues: []string{}}, "quick", at, 0, nil, "")); strings.Contains(got, "Refused") {
+		t.Errorf("a report without refused calls has their section:\n%s", got)
 	}
 }
