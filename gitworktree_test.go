@@ -113,6 +113,7 @@ func TestStageWayOf(t *testing.T) {
 		{"2 R. N... 100644 100644 100644 " + h + " " + h + " R100 b.txt", stageAdd},
 		{"? new.txt", stageAdd},
 		{"1 M", stageAdd},
+		{"1 MMM N... 100644 100644 100644 " + h + " " + h + " a.txt", stageAdd}, // not two letters
 	} {
 		if got := stageWayOf(c.entry); got != c.want {
 			t.Errorf("%q: %d, want %d", c.entry, got, c.want)
