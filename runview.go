@@ -60,6 +60,9 @@ type runView struct {
 	// StopRequested: a stop after the iteration is asked (the .stop file,
 	// or the s key in the run's terminal).
 	StopRequested bool `json:"stopRequested"`
+	// DryRun: a dry run ('run --dry-run'), on a scratch copy (Path) of
+	// its workspace.
+	DryRun bool `json:"dryRun,omitempty"`
 
 	entry runEntry
 }
@@ -157,7 +160,7 @@ func sameDir(a, b string) bool {
 // now. Before the run writes its state file (or while the file is an
 // earlier run's), the run is starting.
 func viewOf(e runEntry, st *runState, now time.Time) runView {
-	v := runView{ID: e.ID, Project: e.Project, Workspace: e.Workspace, Path: e.Dir, Agent: e.Agent, PID: e.PID, entry: e}
+	v := runView{ID: e.ID, Project: e.Project, Workspace: e.Workspace, Path: e.Dir, Agent: e.Agent, PID: e.PID, DryRun: e.DryRunOf != "", entry: e}
 	v.StopRequested = stopFileExists(filepath.Join(e.StateDir, stopFile))
 	if st == nil || st.PID != e.PID || !st.Started.Equal(e.Started) {
 		v.State, v.Now = runStateRunning, "starting"
