@@ -26,7 +26,9 @@ is asked instead, in its scratch copy: the workspace gets no .stop, and its
 next run no stop request.
 
 Options:
-  --cancel   withdraw the request (delete .stop), and a dry run's
+  --cancel   withdraw the request (delete .stop), and a dry run's; a
+             stop asked with the s key is cancelled by s in the run's
+             terminal only (exit 1)
 
 Examples:
   claude-iterate stop demo
@@ -54,7 +56,7 @@ func runStop(env *cliEnv, args []string) error {
 	}
 	dry := dryRunOnly(w)
 	if *cancel {
-		return cancelStop(env, label, path, shown, dry)
+		return cancelStop(env, w, label, path, shown, dry)
 	}
 	if len(dry) > 0 {
 		return stopDryRuns(env, label, pos, dry)
@@ -75,9 +77,11 @@ func runStop(env *cliEnv, args []string) error {
 	return nil
 }
 
-// cancelStop withdraws the stop requests of the workspace at path (shown
-// as shown) and of its dry runs going on, dry.
-func cancelStop(env *cliEnv, label, path, shown string, dry []runEntry) error {
+// cancelStop withdraws the stop requests of the workspace w, whose stop
+// file is path (shown as shown), and of its dry runs going on, dry. A stop
+// asked with the s key is no file: only the run's terminal cancels it,
+// which is said, exit 1.
+func cancelStop(env *cliEnv, w *workspace, label, path, shown string, dry []runEntry) error {
 	removed, err := removeStopFile(path)
 	if err != nil {
 		return withHint(err, "remove it by hand: rm %s", shellQuote(shown))
@@ -96,9 +100,21 @@ func cancelStop(env *cliEnv, label, path, shown string, dry []runEntry) error {
 			removed = true
 		}
 	}
-	if !removed {
-		fmt.Fprintf(env.stdout, "No stop was requested for workspace: %s\n", label)
+	if removed {
+		return nil
 	}
+	// The runs going on, and their state files, which name a key's stop.
+	pids, states := []int{w.runningPID()}, []string{w.statePath()}
+	for _, e := range dry {
+		pids, states = append(pids, e.PID), append(states, e.State)
+	}
+	for i, pid := range pids {
+		if keyStopped(pid, states[i]) {
+			return withHint(fmt.Errorf("cannot cancel the stop of workspace %s from here: it was asked with the s key in the run's terminal (pid %d)", label, pid),
+				"press s in that terminal to cancel it")
+		}
+	}
+	fmt.Fprintf(env.stdout, "No stop was requested for workspace: %s\n", label)
 	return nil
 }
 

@@ -235,6 +235,14 @@ func (v runView) requestStop() error {
 	return writeStopFile(path)
 }
 
+// keyStopped reports whether the run of pid, whose state file is state,
+// was asked to stop with the s key in its terminal: a request that is no
+// file, which only that terminal cancels.
+func keyStopped(pid int, state string) bool {
+	st, err := readRunState(state)
+	return pid != 0 && err == nil && st.PID == pid && !st.Ended && st.StopSource == stopByKeyboard
+}
+
 // cancelStop withdraws a stop request of v's run, as 'claude-iterate stop
 // --cancel' does; it reports whether there was one.
 func (v runView) cancelStop() (bool, error) {
