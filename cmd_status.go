@@ -18,7 +18,8 @@ const statusUsage = `Usage: claude-iterate status [<workspace>] [--json] [--arch
 Shows a workspace: mode, status, what a run in progress is doing now,
 iterations, progress (.status.json, or TODO.md's checklist), the agent's
 summary, whether a stop is requested, a dry run of it going on, why the
-last run stopped and its exit code, and the stop conditions' progress; with a git worktree (run
+last run stopped and its exit code, the processes a killed run left running
+(which 'claude-iterate stop' ends), and the stop conditions' progress; with a git worktree (run
 --worktree), its branch, the commits ahead of and behind its base, the
 files changed in it and not committed, and whether it is merged.
 'claude-iterate watch' follows a run in progress live.
@@ -70,6 +71,9 @@ type statusReport struct {
 	// DryRuns are the dry runs of the workspace going on, each on its
 	// scratch copy (its path), which leave the workspace unchanged.
 	DryRuns []runView `json:"dryRuns,omitempty"`
+	// Leftovers are the pids of the processes a killed run left running
+	// (leftovers.go), which stop, or the next run, ends.
+	Leftovers []int `json:"leftovers,omitempty"`
 }
 
 func runStatus(env *cliEnv, args []string) error {
@@ -133,6 +137,7 @@ func runStatus(env *cliEnv, args []string) error {
 		r.Path, r.Archive, r.Archived = from.path, from.path, &from.at
 	} else {
 		r.Git = viewGit(w)
+		r.Leftovers = leftPIDs(w)
 		for _, e := range liveDryRuns(w.StateDir) {
 			st, _ := readRunState(e.State)
 			r.DryRuns = append(r.DryRuns, viewOf(e, st, time.Now()))
@@ -202,6 +207,9 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	r.Question.print(out)
 	r.Verification.print(out)
+	if n := len(r.Leftovers); n > 0 {
+		fmt.Fprintf(out, "Leftovers:   %s\n", leftText(r.Leftovers, stopCommand(pos))+" (or the next run does)")
+	}
 	for _, v := range r.DryRuns {
 		fmt.Fprintf(out, "Dry run:     %s\n", dryRunText(v))
 	}

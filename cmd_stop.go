@@ -18,7 +18,8 @@ Asks the run of a workspace to stop after its current iteration, by creating
 <workspace>/.stop (the same as pressing s in the run's terminal, or touch-ing
 the file). The run ends with "stopped: stop requested (file)", exit 0, and
 deletes the file. If no run is going on, the next run stops after its first
-iteration. Without <workspace>, stops the ralph-mode run ('run --prompt') of
+iteration; but if the last run was killed (kill -9) and left processes of
+its agent running, stop ends them instead, as the next run would. Without <workspace>, stops the ralph-mode run ('run --prompt') of
 the current directory.
 
 A dry run of the workspace ('run --dry-run') going on while no real run is
@@ -60,6 +61,9 @@ func runStop(env *cliEnv, args []string) error {
 	}
 	if len(dry) > 0 {
 		return stopDryRuns(env, label, pos, dry)
+	}
+	if w.runningPID() == 0 && endKilledRun(env.stdout, w, label) {
+		return nil // no run to stop: a .stop would stop the next one
 	}
 	if err := writeStopFile(path); err != nil {
 		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {

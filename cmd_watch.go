@@ -139,7 +139,11 @@ func runWatch(env *cliEnv, args []string) error {
 // file never says it ended, and an older run's ending is not its own.
 func lastEnding(w *workspace) string {
 	if w.displayStatus() == statusKilled {
-		return fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
+		s := fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
+		if left := leftPIDs(w); len(left) > 0 {
+			s += "; it left" + strings.TrimPrefix(leftText(left, wsCommand(w, "stop")), "the killed run left")
+		}
+		return s
 	}
 	if st, err := readRunState(w.statePath()); err == nil && st.Ended && st.Ending != "" {
 		return fmt.Sprintf("%s, exit %d", sanitizeString(st.Ending), st.ExitCode)
