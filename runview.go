@@ -225,14 +225,16 @@ func (v runView) label() string {
 }
 
 // requestStop asks v's run to stop after its iteration, as 'claude-iterate
-// stop' does: the .stop file, written within the workspace (confineWrites).
+// stop' does: the .stop file, written within the workspace (confineWrites),
+// whose directory is not made again when it is gone (a dry run's scratch
+// copy, removed as it ended: a .stop there would be no one's).
 func (v runView) requestStop() error {
 	confineWrites(v.entry.Dir)
 	path := filepath.Join(v.entry.StateDir, stopFile)
 	if err := checkStopPath(path); err != nil {
 		return err
 	}
-	return writeStopFile(path)
+	return writeStopRequest(path)
 }
 
 // keyStopped reports whether the run of pid, whose state file is state,
