@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -24,35 +25,32 @@ import (
 // is none.
 const notFoundMessage = "claude CLI not found: install it or set --claude / claude.command"
 
-// findAgent finds the agent command cmd, as run, setup and edit start it:
-// its path, or an error that says why it cannot be used.
-func findAgent(cmd string) (string, error) {
-	path, err := exec.LookPath(cmd)
-	if err != nil {
-		return "", agentLookupError(cmd, err)
+// agentLookupError explains why agent's command cmd, which exec.LookPath
+// failed to find with err, cannot be used: not found in $PATH (a name:
+// the install hint, install), or a path (given where from says: "--claude",
+// "$CLAUDE_ITERATE_CODEX", a config key and its file) that does not exist,
+// or is no program (a directory, not executable). The message names the
+// agent once and the path's problem; the hint, where the path came from.
+func agentLookupError(agent, cmd, from, install string, err error) error {
+	if !strings.ContainsRune(cmd, '/') && errors.Is(err, exec.ErrNotFound) {
+		if agent == agentClaude {
+			return withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
+		}
+		return withHint(fmt.Errorf("%s CLI not found: looked for %q in $PATH", agent, cmd), "%s", install)
 	}
-	return path, nil
-}
-
-// agentLookupError explains why the agent command cmd cannot be used: not
-// found, or found but not runnable (not executable, a directory).
-func agentLookupError(cmd string, err error) error {
-	if errors.Is(err, exec.ErrNotFound) {
-		return withHint(errors.New(notFoundMessage), "looked for %q in $PATH", cmd)
-	}
+	set := fmt.Sprintf("set %s to the %s program", from, agent)
 	if errors.Is(err, fs.ErrNotExist) {
-		return withHint(errors.New(notFoundMessage), "%s does not exist", cmd)
+		return withHint(fmt.Errorf("%s CLI %s does not exist", agent, cmd), "%s", set)
 	}
 	reason := err
 	var ee *exec.Error
 	if errors.As(err, &ee) {
 		reason = unwrapPathError(ee.Err)
 	}
-	hint := "set --claude / claude.command to the claude program"
 	if errors.Is(err, fs.ErrPermission) {
-		hint = fmt.Sprintf("make it executable (chmod +x %s), or %s", shellQuote(cmd), hint)
+		set = fmt.Sprintf("make it executable (chmod +x %s), or %s", shellQuote(cmd), set)
 	}
-	return withHint(fmt.Errorf("claude CLI %s cannot be run: %v", cmd, reason), "%s", hint)
+	return withHint(fmt.Errorf("%s CLI %s cannot be run: %v", agent, cmd, reason), "%s", set)
 }
 
 // startAgent starts the agent. Its formatted transcript goes to transcript,

@@ -48,6 +48,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 )
 
@@ -144,30 +145,40 @@ func unknownAgentText(name, what string) string {
 }
 
 // findAgentCLI finds agent a's executable, as the settings name it: its
-// path, or a usage error (exit 2) that says how to install it.
+// path, or an error that says why it cannot be used (agentLookupError):
+// claude's ends the command with exit 1 (SPEC.md §3), another agent's is
+// a usage error, exit 2.
 func findAgentCLI(a agentCLI, cfg *settings) (string, error) {
 	cmd := a.executable(cfg)
-	if a.name() == agentClaude {
-		return findAgent(cmd) // its messages, as they always were
-	}
-	path, err := findAgent(cmd)
+	path, err := exec.LookPath(cmd)
 	if err == nil {
 		return path, nil
 	}
-	var he *hintError
-	if errors.As(err, &he) && strings.HasPrefix(he.err.Error(), notFoundMessage) {
-		return "", &inputError{withHint(fmt.Errorf("%s CLI not found: looked for %q in $PATH", a.name(), cmd), "%s", a.installHint())}
+	err = agentLookupError(a.name(), cmd, commandOrigin(a, cfg), a.installHint(), err)
+	if a.name() == agentClaude {
+		return "", err
 	}
-	return "", &inputError{withHint(fmt.Errorf("%s CLI %s cannot be run: %v", a.name(), cmd, unwrapHint(err)), "%s", a.installHint())}
+	return "", &inputError{err}
 }
 
-// unwrapHint is err's message less its hint.
-func unwrapHint(err error) error {
-	var he *hintError
-	if errors.As(err, &he) {
-		return he.err
+// commandOrigin says where cfg took agent a's executable from, for a hint:
+// its flag, its environment variable, or its config key and file.
+func commandOrigin(a agentCLI, cfg *settings) string {
+	key := "agents." + a.name() + ".command"
+	flag, env := "", codexCommandEnv
+	if a.name() == agentClaude {
+		key, flag, env = "claude.command", "--claude", "CLAUDE_ITERATE_CLAUDE"
 	}
-	return err
+	switch layer := cfg.sources[key]; {
+	case layer == layerFlag && flag != "":
+		return flag
+	case layer == layerEnv:
+		return "$" + env
+	case layer == layerDefault || layer == "" || layer == layerFlag:
+		return strings.TrimPrefix(flag+" / ", " / ") + key
+	default:
+		return key + " (in " + layerPath(cfg, layer, "") + ")"
+	}
 }
 
 // agentChain is the agents of a run: the first, then the fallbacks, in

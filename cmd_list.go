@@ -26,6 +26,8 @@ A status of "ended abnormally" is a run that ended without cleaning up
 a question not answered yet ('claude-iterate answer'). When a workspace
 works in a git worktree (run --worktree), a BRANCH column shows its branch,
 +commits ahead of and -behind its base, ~files uncommitted, and "merged".
+", 2 processes left running" marks a killed run whose agent's processes
+still run: 'claude-iterate stop <workspace>' ends them.
 
 Options:
   --archived   also list the workspaces archived by 'claude-iterate clean'
@@ -109,6 +111,11 @@ func listWorkspaces(env *cliEnv) error {
 			status := sanitizeString(w.displayStatus()) // the metadata's word: an agent can write it
 			if w.questionWaits() {
 				status += ", question waits"
+			}
+			if w.displayStatus() == statusKilled { // one look through the processes, only then
+				if left := leftPIDs(w); len(left) > 0 {
+					status += ", " + processesText(len(left)) + " left running"
+				}
 			}
 			mode := w.meta.Mode
 			if a := w.meta.LastAgent; a != "" && a != agentClaude {

@@ -29,7 +29,9 @@ const logsUsage = `Usage: claude-iterate logs [<workspace>] [-f] [--run N] [--li
 
 Prints the log of a workspace's last run: the prompt, the agent's
 transcript, every stop request, signal and warning, and how the run ended.
-Without <workspace>, the ralph-mode run of the project directory.
+Without <workspace>, the ralph-mode run of the project directory. With no
+real run going on, a dry run of the workspace going on ('run --dry-run') is
+the last run: its log, in its scratch copy, is shown, and said to be.
 
 Options:
   -f, --follow   follow the log of a run in progress until it ends
@@ -65,8 +67,17 @@ func runLogs(env *cliEnv, args []string) error {
 		return usagef("-f follows the run in progress; it does not go with --run")
 	}
 	w, err := lookUpFromArgs(env, pos)
+	var dry []runEntry
 	if err != nil {
-		return err
+		// A ralph-mode dry run writes nothing in the directory.
+		if w, dry = ralphDryRun(env, pos); w == nil {
+			return err
+		}
+	}
+	if !which.set && !*list {
+		if w, err = dryRunLogs(env, w, pos, dry); err != nil {
+			return err
+		}
 	}
 	logs, err := workspaceLogs(w)
 	if fi, lerr := os.Lstat(w.logsPath()); err != nil && lerr == nil && !fi.IsDir() {
@@ -104,6 +115,29 @@ func runLogs(env *cliEnv, args []string) error {
 		return writeError(errors.Join(err, out.finish()))
 	}
 	return followLog(env, w, r, out)
+}
+
+// dryRunLogs returns the workspace whose last log logs shows: w's, or,
+// with no real run of w going on, its dry run's going on (dry, or found),
+// said on stderr.
+func dryRunLogs(env *cliEnv, w *workspace, pos []string, dry []runEntry) (*workspace, error) {
+	if dry == nil {
+		dry = dryRunOnly(w)
+	}
+	if len(dry) == 0 {
+		return w, nil
+	}
+	e := dry[len(dry)-1]
+	d, err := dryRunWorkspace(e)
+	if err != nil {
+		return nil, err
+	}
+	own := "the workspace has no log of its own yet"
+	if logs, _ := workspaceLogs(w); len(logs) > 0 {
+		own = fmt.Sprintf("'%s --run -1' shows the workspace's last one", strings.TrimSpace("claude-iterate logs "+shellQuote(strings.Join(pos, ""))))
+	}
+	fmt.Fprintf(env.stderr, "%s: the log of the dry run in progress (pid %d), %s; %s\n", progName, e.PID, scratchOf(e), own)
+	return d, nil
 }
 
 // workspaceLogs returns the workspace's run logs, oldest first.

@@ -38,7 +38,8 @@ Options:
                path, agent, state (running, waiting, limit, verifying,
                delay, stopping), iteration, maxIterations, elapsedMs,
                costUsd, progress ({"completed", "total"} or null), now,
-               question (or null), pid, stopRequested
+               question (or null), pid, stopRequested, dryRun (true
+               for a dry run, whose path is its scratch copy)
   --project    only the runs of this directory's project
 
 Examples:
@@ -118,7 +119,11 @@ var (
 
 // psRow is v's row of the table, sanitized.
 func psRow(v runView) []string {
-	return []string{sanitizeString(clipWidth(filepath.Base(v.Project), 24)), sanitizeString(clipWidth(v.Workspace, 24)),
+	ws := sanitizeString(clipWidth(v.Workspace, 24))
+	if v.DryRun {
+		ws += " (dry run)"
+	}
+	return []string{sanitizeString(clipWidth(filepath.Base(v.Project), 24)), ws,
 		stateWords(v.State), iterationText(v), compactDuration(time.Duration(v.ElapsedMS) * time.Millisecond),
 		costText(v.CostUSD, v.CostEstimated), progressText(v.Progress), sanitizeString(oneLine(v.Now))}
 }

@@ -17,8 +17,9 @@ const statusUsage = `Usage: claude-iterate status [<workspace>] [--json] [--arch
 
 Shows a workspace: mode, status, what a run in progress is doing now,
 iterations, progress (.status.json, or TODO.md's checklist), the agent's
-summary, whether a stop is requested, why the last run stopped and its exit
-code, and the stop conditions' progress; with a git worktree (run
+summary, whether a stop is requested, a dry run of it going on, why the
+last run stopped and its exit code, the processes a killed run left running
+(which 'claude-iterate stop' ends), and the stop conditions' progress; with a git worktree (run
 --worktree), its branch, the commits ahead of and behind its base, the
 files changed in it and not committed, and whether it is merged.
 'claude-iterate watch' follows a run in progress live.
@@ -67,6 +68,12 @@ type statusReport struct {
 	Question       *questionView      `json:"question,omitempty"`
 	Verification   *verificationState `json:"verification,omitempty"`
 	Git            *gitView           `json:"git,omitempty"` // gitstate.go
+	// DryRuns are the dry runs of the workspace going on, each on its
+	// scratch copy (its path), which leave the workspace unchanged.
+	DryRuns []runView `json:"dryRuns,omitempty"`
+	// Leftovers are the pids of the processes a killed run left running
+	// (leftovers.go), which stop, or the next run, ends.
+	Leftovers []int `json:"leftovers,omitempty"`
 }
 
 func runStatus(env *cliEnv, args []string) error {
@@ -88,6 +95,11 @@ func runStatus(env *cliEnv, args []string) error {
 		var warn error
 		w, warn, err = lookAtWorkspace(env, pos)
 		warnConfig(env, warn)
+		if _, dry := ralphDryRun(env, pos); err != nil && len(dry) > 0 {
+			e := dry[len(dry)-1]
+			return withHint(fmt.Errorf("the ralph-mode run of this directory has no state here: its only run is a dry run going on (pid %d), %s", e.PID, scratchOf(e)),
+				"claude-iterate watch follows it; claude-iterate stop stops it")
+		}
 	}
 	if err != nil {
 		return err
@@ -125,6 +137,11 @@ func runStatus(env *cliEnv, args []string) error {
 		r.Path, r.Archive, r.Archived = from.path, from.path, &from.at
 	} else {
 		r.Git = viewGit(w)
+		r.Leftovers = leftPIDs(w)
+		for _, e := range liveDryRuns(w.StateDir) {
+			st, _ := readRunState(e.State)
+			r.DryRuns = append(r.DryRuns, viewOf(e, st, time.Now()))
+		}
 	}
 	if *asJSON {
 		b, err := json.MarshalIndent(r, "", "  ")
@@ -190,6 +207,12 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	r.Question.print(out)
 	r.Verification.print(out)
+	if n := len(r.Leftovers); n > 0 {
+		fmt.Fprintf(out, "Leftovers:   %s\n", leftText(r.Leftovers, stopCommand(pos))+" (or the next run does)")
+	}
+	for _, v := range r.DryRuns {
+		fmt.Fprintf(out, "Dry run:     %s\n", dryRunText(v))
+	}
 	if r.StopRequested {
 		fmt.Fprintf(out, "Stop:        requested (%s exists; '%s' removes it)\n", stopFile, cancelCommand(pos))
 	}
@@ -218,6 +241,21 @@ func runStatus(env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "Warning:     %s\n", r.Warning)
 	}
 	return writeError(out.err)
+}
+
+// dryRunText says what the dry run v is doing, and where.
+func dryRunText(v runView) string {
+	parts := []string{fmt.Sprintf("in progress (pid %d)", v.PID)}
+	if v.Iteration > 0 {
+		parts = append(parts, "iteration "+iterationText(v))
+	}
+	if v.State != runStateRunning && v.State != runStateStopping {
+		parts = append(parts, stateWords(v.State))
+	}
+	if v.StopRequested {
+		parts = append(parts, "stop requested")
+	}
+	return strings.Join(parts, ", ") + ", " + scratchOf(v.entry) + ": the workspace is left unchanged"
 }
 
 func derefInt(p *int) int {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // stopUsage is the manual of the stop command.
@@ -17,11 +18,18 @@ Asks the run of a workspace to stop after its current iteration, by creating
 <workspace>/.stop (the same as pressing s in the run's terminal, or touch-ing
 the file). The run ends with "stopped: stop requested (file)", exit 0, and
 deletes the file. If no run is going on, the next run stops after its first
-iteration. Without <workspace>, stops the ralph-mode run ('run --prompt') of
+iteration; but if the last run was killed (kill -9) and left processes of
+its agent running, stop ends them instead, as the next run would. Without <workspace>, stops the ralph-mode run ('run --prompt') of
 the current directory.
 
+A dry run of the workspace ('run --dry-run') going on while no real run is
+is asked instead, in its scratch copy: the workspace gets no .stop, and its
+next run no stop request.
+
 Options:
-  --cancel   withdraw the request (delete .stop)
+  --cancel   withdraw the request (delete .stop), and a dry run's; a
+             stop asked with the s key is cancelled by s in the run's
+             terminal only (exit 1)
 
 Examples:
   claude-iterate stop demo
@@ -47,17 +55,15 @@ func runStop(env *cliEnv, args []string) error {
 	if err := checkStopPath(path); err != nil {
 		return withHint(err, "remove it yourself, then try again, or stop the run by hand: %s; %s", removeCommand(path, shown), byHand)
 	}
+	dry := dryRunOnly(w)
 	if *cancel {
-		removed, err := removeStopFile(path)
-		if err != nil {
-			return withHint(err, "remove it by hand: rm %s", shellQuote(shown))
-		}
-		if removed {
-			fmt.Fprintf(env.stdout, "Stop request cancelled for workspace: %s\n", label)
-		} else {
-			fmt.Fprintf(env.stdout, "No stop was requested for workspace: %s\n", label)
-		}
-		return nil
+		return cancelStop(env, w, label, path, shown, dry)
+	}
+	if len(dry) > 0 {
+		return stopDryRuns(env, label, pos, dry)
+	}
+	if w.runningPID() == 0 && endKilledRun(env.stdout, w, label) {
+		return nil // no run to stop: a .stop would stop the next one
 	}
 	if err := writeStopFile(path); err != nil {
 		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
@@ -72,6 +78,73 @@ func runStop(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "No run is going on: the next run will stop after its first iteration\n")
 	}
 	fmt.Fprintf(env.stdout, "\nTo cancel: %s (or rm %s)\n", cancelCommand(pos), shellQuote(shown))
+	return nil
+}
+
+// cancelStop withdraws the stop requests of the workspace w, whose stop
+// file is path (shown as shown), and of its dry runs going on, dry. A stop
+// asked with the s key is no file: only the run's terminal cancels it,
+// which is said, exit 1.
+func cancelStop(env *cliEnv, w *workspace, label, path, shown string, dry []runEntry) error {
+	removed, err := removeStopFile(path)
+	if err != nil {
+		return withHint(err, "remove it by hand: rm %s", shellQuote(shown))
+	}
+	if removed {
+		fmt.Fprintf(env.stdout, "Stop request cancelled for workspace: %s\n", label)
+	}
+	for _, e := range dry {
+		p := filepath.Join(e.StateDir, stopFile)
+		gone, err := removeStopFile(p)
+		if err != nil {
+			return withHint(err, "remove it by hand: rm %s", shellQuote(p))
+		}
+		if gone {
+			fmt.Fprintf(env.stdout, "Stop request cancelled for the dry run of workspace: %s (pid %d)\n", label, e.PID)
+			removed = true
+		}
+	}
+	if removed {
+		return nil
+	}
+	// The runs going on, and their state files, which name a key's stop.
+	pids, states := []int{w.runningPID()}, []string{w.statePath()}
+	for _, e := range dry {
+		pids, states = append(pids, e.PID), append(states, e.State)
+	}
+	for i, pid := range pids {
+		if keyStopped(pid, states[i]) {
+			return withHint(fmt.Errorf("cannot cancel the stop of workspace %s from here: it was asked with the s key in the run's terminal (pid %d)", label, pid),
+				"press s in that terminal to cancel it")
+		}
+	}
+	fmt.Fprintf(env.stdout, "No stop was requested for workspace: %s\n", label)
+	return nil
+}
+
+// stopDryRuns asks the dry runs dry of the workspace (named as the user
+// did, pos) to stop after their iteration: a .stop in each one's scratch
+// copy, never in the workspace, whose next real run would obey it. A copy
+// gone meanwhile is a dry run that ended; it is not made again.
+func stopDryRuns(env *cliEnv, label string, pos []string, dry []runEntry) error {
+	asked := 0
+	for _, e := range dry {
+		err := writeStopRequest(filepath.Join(e.StateDir, stopFile))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			fmt.Fprintf(env.stdout, "The dry run of workspace %s (pid %d) has ended: nothing to stop\n", label, e.PID)
+			continue
+		case err != nil:
+			return withHint(err, "end the dry run with: kill %d", e.PID)
+		}
+		asked++
+		fmt.Fprintf(env.stdout, "Stop signal sent to the dry run of workspace: %s (pid %d)\n", label, e.PID)
+		fmt.Fprintf(env.stdout, "The dry run will stop after its current iteration completes\n")
+		fmt.Fprintf(env.stdout, "It works on a scratch copy (%s): the workspace itself gets no stop request\n", e.StateDir)
+	}
+	if asked > 0 {
+		fmt.Fprintf(env.stdout, "\nTo cancel: %s\n", cancelCommand(pos))
+	}
 	return nil
 }
 
@@ -115,6 +188,8 @@ func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 	switch {
 	case err == nil:
 		return w, nil
+	case errors.Is(err, os.ErrNotExist) && len(pos) == 0 && len(liveDryRuns(w.StateDir)) > 0:
+		return w, nil // a ralph-mode dry run's: it writes nothing here
 	case errors.Is(err, os.ErrNotExist) && len(pos) == 0:
 		return nil, errNoRalphWorkspace()
 	case errors.Is(err, os.ErrNotExist):

@@ -31,7 +31,9 @@ Shows the live panel of a run in progress, from another shell (or after
 the agent is doing now, tasks, cost and any stop request, with the run's
 progress lines above it (without colours under NO_COLOR). Not on a
 terminal (or with TERM=dumb), plain lines. Without <workspace>, watches the
-ralph-mode run of the current directory.
+ralph-mode run of the current directory. With no real run going on, a dry
+run of the workspace ('run --dry-run', on its scratch copy) is watched, and
+said to be.
 
 watch follows the run until it ends, then prints the run's last line and
 exits with the run's exit status. Ctrl+C ends the watch and leaves the run
@@ -75,10 +77,25 @@ func runWatch(env *cliEnv, args []string) error {
 		return runWatchAll(env)
 	}
 	w, warn, err := lookAtWorkspace(env, pos)
+	var dry []runEntry
 	if err != nil {
-		return err
+		// A ralph-mode dry run writes nothing in the directory.
+		if w, dry = ralphDryRun(env, pos); w == nil {
+			return err
+		}
 	}
-	pid := w.runningPID()
+	pid, path := w.runningPID(), w.statePath()
+	if pid == 0 && dry == nil {
+		dry = dryRunOnly(w)
+	}
+	if pid == 0 && len(dry) > 0 {
+		e := dry[len(dry)-1]
+		pid, path = e.PID, e.State
+		if d := holdScratch(e); d != nil {
+			defer d.Close()
+		}
+		fmt.Fprintf(env.stderr, "%s: watching the dry run of %s (pid %d), %s: the workspace is left unchanged\n", progName, w.Name, pid, scratchOf(e))
+	}
 	if pid == 0 && warn != nil {
 		// Nothing to watch: the broken file is the news.
 		return warn
@@ -99,7 +116,7 @@ func runWatch(env *cliEnv, args []string) error {
 	con := newConsole(env.stdout, env.stderr, outputProgress)
 	defer con.settle()
 	con.drawAtOnce()
-	v := &watcher{con: con, path: w.statePath(), pid: pid, stopCmd: stopCommand(pos), cancelCmd: cancelCommand(pos)}
+	v := &watcher{con: con, path: path, pid: pid, stopCmd: stopCommand(pos), cancelCmd: cancelCommand(pos)}
 	defer con.dropPanel()
 	tick := time.NewTicker(watchPoll)
 	defer tick.Stop()
@@ -122,7 +139,11 @@ func runWatch(env *cliEnv, args []string) error {
 // file never says it ended, and an older run's ending is not its own.
 func lastEnding(w *workspace) string {
 	if w.displayStatus() == statusKilled {
-		return fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
+		s := fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
+		if left := leftPIDs(w); len(left) > 0 {
+			s += "; it left" + strings.TrimPrefix(leftText(left, wsCommand(w, "stop")), "the killed run left")
+		}
+		return s
 	}
 	if st, err := readRunState(w.statePath()); err == nil && st.Ended && st.Ending != "" {
 		return fmt.Sprintf("%s, exit %d", sanitizeString(st.Ending), st.ExitCode)

@@ -15,6 +15,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
 )
 
 // useScratch returns a workspace like ws whose state lives in a scratch copy.
@@ -26,7 +29,7 @@ func (r *runPlan) useScratch(ws *workspace) (*workspace, error) {
 		return nil, fmt.Errorf("making a scratch copy for the dry run: %w", err)
 	}
 	r.scratch = dir
-	r.dryRunOf = relPath(r.env.projectRoot, ws.StateDir)
+	r.dryRunOf, r.realWS = relPath(r.env.projectRoot, ws.StateDir), ws
 	c := *ws
 	c.StateDir = filepath.Join(dir, filepath.Base(ws.StateDir))
 	if !ws.Ralph {
@@ -100,6 +103,64 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
+// liveDryRuns returns the dry runs going on of the workspace whose state
+// directory is stateDir, oldest first: the registry's live entries that
+// say they copied it. Their Dir and StateDir are their scratch copies'.
+func liveDryRuns(stateDir string) []runEntry {
+	abs, err := filepath.Abs(stateDir)
+	if err != nil {
+		return nil
+	}
+	entries, _ := liveEntries(nil)
+	var out []runEntry
+	for _, e := range entries {
+		if e.DryRunOf != "" && sameDir(e.DryRunOf, abs) {
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out
+}
+
+// dryRunOnly returns the dry runs of w going on when no real run of w is
+// going on (nil when one is, or none is): the runs that stop, watch and
+// logs of w reach then.
+func dryRunOnly(w *workspace) []runEntry {
+	if w.runningPID() != 0 {
+		return nil
+	}
+	return liveDryRuns(w.StateDir)
+}
+
+// ralphDryRun returns, for a command given no workspace (pos) in a
+// directory with no ralph-mode state, the ralph-mode workspace and its dry
+// runs going on, which write nothing in the directory; w is nil when there
+// are none.
+func ralphDryRun(env *cliEnv, pos []string) (w *workspace, dry []runEntry) {
+	if len(pos) != 0 {
+		return nil, nil
+	}
+	w = ralphWorkspace(env.projectRoot)
+	if dry = liveDryRuns(w.StateDir); len(dry) == 0 {
+		return nil, nil
+	}
+	return w, dry
+}
+
+// dryRunWorkspace is the scratch copy that the dry run e works on, loaded.
+func dryRunWorkspace(e runEntry) (*workspace, error) {
+	w := &workspace{Name: e.Workspace, Dir: e.Dir, StateDir: e.StateDir, Ralph: e.Ralph}
+	if err := w.load(); err != nil {
+		return nil, fmt.Errorf("the dry run of %s (pid %d) ended, or its scratch copy cannot be read: %w", e.Workspace, e.PID, err)
+	}
+	return w, nil
+}
+
+// scratchOf says where the dry run e works, for a message.
+func scratchOf(e runEntry) string {
+	return "on a scratch copy (" + e.StateDir + ")"
+}
+
 // removeTemporaries removes what the run made for itself alone: the dry
 // run's scratch copy and the system prompt's file.
 func (r *runPlan) removeTemporaries() {
@@ -107,6 +168,42 @@ func (r *runPlan) removeTemporaries() {
 		os.Remove(r.promptFile)
 	}
 	if r.scratch != "" {
+		waitForWatchers(r.scratch)
 		os.RemoveAll(r.scratch)
 	}
+}
+
+// scratchGrace bounds how long a dry run's end waits for the watchers of
+// its scratch copy to read how it ended (watch reads every watchPoll).
+const scratchGrace = 2 * time.Second
+
+// waitForWatchers waits until no watch holds the scratch directory
+// (holdScratch), or scratchGrace has passed.
+func waitForWatchers(dir string) {
+	d, err := openDir(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	for deadline := time.Now().Add(scratchGrace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if flock(d, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			return
+		}
+	}
+}
+
+// holdScratch holds the scratch copy of the dry run e for a watch, which
+// closes it once it has read how the run ended: the dry run removes its
+// copy, the state file saying how it ended with it, only after that
+// (waitForWatchers). nil when it cannot.
+func holdScratch(e runEntry) *os.File {
+	d, err := openDir(filepath.Dir(e.StateDir))
+	if err != nil {
+		return nil
+	}
+	if flock(d, syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		d.Close()
+		return nil
+	}
+	return d
 }

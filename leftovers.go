@@ -37,6 +37,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -223,4 +224,75 @@ func endProcs(procs []recordedProc) {
 			syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 	}
+}
+
+// processesText is "1 process" or "n processes".
+func processesText(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", n)
+}
+
+// leftText says that a killed run left the processes pids running, and
+// that stop, the command given, ends them.
+func leftText(pids []int, stop string) string {
+	it := map[bool]string{true: "it", false: "them"}[len(pids) == 1]
+	return fmt.Sprintf("the killed run left %s running (pid %s): '%s' ends %s", processesText(len(pids)), describePIDs(pids), stop, it)
+}
+
+// leftPIDs are the pids of the processes that a killed run of w left
+// running, found as its next run would find them (findLeftovers), ending
+// nothing: none while a run holds the workspace, whose processes they
+// are. It looks through the processes only when the last run did not end
+// cleanly.
+func leftPIDs(w *workspace) []int {
+	if w.runningPID() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(w.StateDir)
+	if err != nil {
+		return nil
+	}
+	var prev runRecord
+	if f, _, err := openRegular(w.lockPath()); err == nil {
+		prev = readRecord(f)
+		f.Close()
+	}
+	ran := w.meta != nil && w.meta.Status != "" && w.meta.Status != statusNew
+	var pids []int
+	for _, p := range findLeftovers(&runLock{dirID: dirIdentity(fi)}, prev, ran).procs {
+		pids = append(pids, p.PID)
+	}
+	return pids
+}
+
+// endKilledRun ends what a killed run of w left running, for stop, and
+// says so on out; it reports whether there was any. It holds the
+// workspace's lock meanwhile, as a run would: no run can start and have
+// its processes taken for leftovers, and the processes ended are those the
+// next run would end (findLeftovers: the workspace's marker in their
+// environment, or the killed run's record, start times checked). The lock
+// is released as a run that ended cleanly releases it: nothing is left to
+// end.
+func endKilledRun(out io.Writer, w *workspace, label string) bool {
+	if len(leftPIDs(w)) == 0 {
+		return false
+	}
+	l, prev, err := acquireRunLock(w)
+	if err != nil {
+		return false // a run took it meanwhile: its stop is the usual one
+	}
+	defer l.release()
+	lo := findLeftovers(l, prev, true)
+	if len(lo.procs) == 0 {
+		return false
+	}
+	pids := make([]int, len(lo.procs))
+	for i, p := range lo.procs {
+		pids[i] = p.PID
+	}
+	endProcs(lo.procs)
+	fmt.Fprintf(out, "The run of workspace %s was killed, and left %s running (pid %s): ended %s\n", label, processesText(len(pids)), describePIDs(pids), map[bool]string{true: "it", false: "them"}[len(pids) == 1])
+	return true
 }

@@ -42,8 +42,10 @@ type runPlan struct {
 	systemPrompt, systemPromptSource string
 	// scratch is the dry run's copy of the workspace, removed at the end;
 	// promptFile the system prompt's file, when it is passed as one;
-	// dryRunOf the workspace a dry run copied, as shown.
+	// dryRunOf the workspace a dry run copied, as shown, and realWS that
+	// workspace itself (nil: not a dry run).
 	scratch, promptFile, dryRunOf string
+	realWS                        *workspace
 	// git is the project's git work tree, nil outside one.
 	git         *gitTree
 	gitSetup    *runGitSetup // the worktree and the commits (gitcommit.go); nil without

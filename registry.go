@@ -51,6 +51,10 @@ type runEntry struct {
 	StateDir  string `json:"stateDir"`
 	Ralph     bool   `json:"ralph,omitempty"`
 	Agent     string `json:"agent"`
+	// DryRunOf is, for a dry run (whose Dir and StateDir are its scratch
+	// copy's), the state directory of the workspace it copied: stop,
+	// watch, status and logs of that workspace find the dry run by it.
+	DryRunOf string `json:"dryRunOf,omitempty"`
 	// State is the run's state file (live.go); Events its events file,
 	// runEventsFile in its state directory, whatever --events says ("":
 	// the file was refused, or the entry is an older binary's, which
@@ -116,6 +120,9 @@ func registerRun(r *runner, events *eventWriter) *registration {
 	e := runEntry{ID: r.lock.record.RunID, PID: os.Getpid(), Start: start, Project: r.env.projectRoot,
 		Workspace: r.ws.Name, Dir: r.ws.Dir, StateDir: r.ws.StateDir, Ralph: r.ws.Ralph,
 		Agent: r.agent.name(), State: r.ws.statePath(), Started: r.start.UTC()}
+	if r.realWS != nil {
+		e.DryRunOf, _ = filepath.Abs(r.realWS.StateDir)
+	}
 	if events != nil {
 		if abs, err := filepath.Abs(events.name); err == nil {
 			e.Events = abs

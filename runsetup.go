@@ -519,6 +519,11 @@ func (r *runner) inherited() *ending {
 			say("%s says complete from before this run: not this run's completion, which the agent must mark again (--accept-complete accepts it; %s starts the task over)", statusFile, wsCommand(ws, "reset", "--all"))
 		}
 	}
+	if r.realWS != nil && stopFileExists(r.realWS.stopPath()) {
+		// The dry run's copy leaves the request out (runOwnFiles): it is
+		// the next real run's, which it would stop.
+		say("a stop was requested before this run (%s): a real run would stop after its first iteration; this dry run goes on and leaves it (to cancel: %s)", stopFile, wsCommand(ws, "stop", "--cancel"))
+	}
 	if stopFileExists(ws.stopPath()) {
 		cancel := wsCommand(ws, "stop", "--cancel")
 		if r.sup.kb != nil {

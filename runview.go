@@ -60,6 +60,9 @@ type runView struct {
 	// StopRequested: a stop after the iteration is asked (the .stop file,
 	// or the s key in the run's terminal).
 	StopRequested bool `json:"stopRequested"`
+	// DryRun: a dry run ('run --dry-run'), on a scratch copy (Path) of
+	// its workspace.
+	DryRun bool `json:"dryRun,omitempty"`
 
 	entry runEntry
 }
@@ -157,7 +160,7 @@ func sameDir(a, b string) bool {
 // now. Before the run writes its state file (or while the file is an
 // earlier run's), the run is starting.
 func viewOf(e runEntry, st *runState, now time.Time) runView {
-	v := runView{ID: e.ID, Project: e.Project, Workspace: e.Workspace, Path: e.Dir, Agent: e.Agent, PID: e.PID, entry: e}
+	v := runView{ID: e.ID, Project: e.Project, Workspace: e.Workspace, Path: e.Dir, Agent: e.Agent, PID: e.PID, DryRun: e.DryRunOf != "", entry: e}
 	v.StopRequested = stopFileExists(filepath.Join(e.StateDir, stopFile))
 	if st == nil || st.PID != e.PID || !st.Started.Equal(e.Started) {
 		v.State, v.Now = runStateRunning, "starting"
@@ -222,14 +225,24 @@ func (v runView) label() string {
 }
 
 // requestStop asks v's run to stop after its iteration, as 'claude-iterate
-// stop' does: the .stop file, written within the workspace (confineWrites).
+// stop' does: the .stop file, written within the workspace (confineWrites),
+// whose directory is not made again when it is gone (a dry run's scratch
+// copy, removed as it ended: a .stop there would be no one's).
 func (v runView) requestStop() error {
 	confineWrites(v.entry.Dir)
 	path := filepath.Join(v.entry.StateDir, stopFile)
 	if err := checkStopPath(path); err != nil {
 		return err
 	}
-	return writeStopFile(path)
+	return writeStopRequest(path)
+}
+
+// keyStopped reports whether the run of pid, whose state file is state,
+// was asked to stop with the s key in its terminal: a request that is no
+// file, which only that terminal cancels.
+func keyStopped(pid int, state string) bool {
+	st, err := readRunState(state)
+	return pid != 0 && err == nil && st.PID == pid && !st.Ended && st.StopSource == stopByKeyboard
 }
 
 // cancelStop withdraws a stop request of v's run, as 'claude-iterate stop

@@ -188,6 +188,10 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) {
 			serveError(w, r, http.StatusConflict, err.Error())
 			return
 		}
+		if !had && keyStopped(v.PID, v.entry.State) {
+			serveError(w, r, http.StatusConflict, "the stop was asked with the s key in the run's terminal: press s there to cancel it")
+			return
+		}
 		serveJSON(w, http.StatusOK, map[string]bool{"stopRequested": false, "cancelled": had})
 		return
 	}

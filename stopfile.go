@@ -19,13 +19,19 @@ import (
 // writeStopFile creates the stop request. A symbolic link in its place is
 // refused, not followed: the file's content must not land somewhere else.
 func writeStopFile(path string) error {
+	if err := makeDirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeStopRequest(path)
+}
+
+// writeStopRequest is writeStopFile in a directory that must be there: a
+// dry run's scratch copy, removed when the dry run ends, is not made again.
+func writeStopRequest(path string) error {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("refusing to write %s: it is a symbolic link", path)
 	}
 	content := fmt.Sprintf("Stop requested at %s\n", time.Now().UTC().Format(time.RFC3339))
-	if err := makeDirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	if err := writeFileAtomic(path, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, unwrapPathError(err))
 	}
