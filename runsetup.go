@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,6 +27,9 @@ const (
 // setup resolves the workspace, configuration and agent, and opens the log.
 func (r *runner) setup(pos []string) error {
 	env, opts := r.env, r.opts
+	if err := r.checkPromptFlag(); err != nil {
+		return err // before anything is written: no .claude-iterate/ for a typo
+	}
 	project, user, err := baseLayers(env.projectRoot)
 	if err != nil {
 		return err
@@ -50,6 +54,9 @@ func (r *runner) setup(pos []string) error {
 		ws = ralphWorkspace(env.projectRoot)
 		if err = ws.load(); errors.Is(err, os.ErrNotExist) {
 			ws.meta = &metadata{Name: ws.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+			if _, serr := os.Lstat(ws.StateDir); errors.Is(serr, os.ErrNotExist) && !opts.dryRun {
+				r.newState = ws.StateDir // removed if the set-up fails (removeNewState)
+			}
 			if err = nil; !opts.dryRun {
 				err = ws.save()
 			}
@@ -352,6 +359,39 @@ func (r *runner) checkTask() error {
 		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first (or with claude: %s), or try: %s", wsCommand(r.ws, "setup"), wsCommand(r.ws, "run", "--dry-run"))
 	}
 	return nil
+}
+
+// checkPromptFlag reads --prompt's file before the run writes anything: a
+// file that cannot be sent (missing, a directory, empty) is a usage error,
+// as a --conditions file's is.
+func (r *runner) checkPromptFlag() error {
+	if !r.opts.prompt.set {
+		return nil
+	}
+	p := r.opts.prompt.s
+	data, err := r.promptCache.read(p)
+	if err != nil {
+		return usagef("invalid value %q for flag --prompt: %s: %v", p, p, unwrapPathError(err))
+	}
+	if strings.TrimSpace(string(data)) == "" {
+		return usagef("invalid value %q for flag --prompt: the file is empty", p)
+	}
+	return nil
+}
+
+// removeNewState undoes a ralph-mode run's state directory that this run
+// made and whose set-up then failed: what it wrote there, then the
+// directory, which would otherwise mark the directory as a project root
+// (findProjectRoot) for nothing. Anything else in it keeps it.
+func (r *runner) removeNewState() {
+	if r.newState == "" || r.lock == nil {
+		return // not made by this run, or not held by it
+	}
+	r.lock.release() // first: a held lock's file is put back when removed
+	for _, f := range []string{metadataFile, lockFile, ".gitignore"} {
+		os.Remove(filepath.Join(r.newState, f))
+	}
+	os.Remove(r.newState)
 }
 
 func (r *runner) readPromptFile() (string, error) {

@@ -227,6 +227,21 @@ func describeProjectRoot(env *cliEnv) string {
 	return fmt.Sprintf("Project root: %s (it holds %s/)", env.projectRoot, env.rootMarker)
 }
 
+// projectRootNote is the line init and run print when the project root is
+// not the current directory, so that the user sees where the workspace and
+// the agent's work go; "" when it is.
+func projectRootNote(env *cliEnv) string {
+	wd, err := os.Getwd()
+	if err != nil || env.rootMarker == "" || sameDir(wd, env.projectRoot) {
+		return ""
+	}
+	marker := env.rootMarker
+	if marker != projectConfigName {
+		marker += "/"
+	}
+	return fmt.Sprintf("Project root: %s (a parent of this directory; it holds %s)", env.projectRoot, marker)
+}
+
 // locateWorkspace turns a workspace argument into a workspace, without reading
 // anything. A path is relative to the current directory, a name to the
 // workspaces directory under projectRoot.
