@@ -37,7 +37,8 @@ func (r *runner) setup(pos []string) error {
 	base := resolveSettings(opts.flagSettings(), envLayer(), project, user)
 	var ws *workspace
 	switch {
-	case len(pos) == 1:
+	case len(pos) == 1 && !(opts.prompt.set && ralphDot(env, pos[0])): // list's ".", with --prompt: the ralph-mode run
+
 		ws, err = openWorkspaceKeep(env, base.WorkspacesDir, pos[0], !opts.dryRun)
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) && nw.near != "" && opts.dryRun {
