@@ -14,8 +14,8 @@ func TestClosestName(t *testing.T) {
 		{"lst", "list"},
 		{"archve", "archive"},
 		{"tempalte", "template"},
-		{"sotp", "stop"},   // two letters swapped: one edit, as a typo is
-		{"hlep", "help"},   // (a short word's limit is one edit)
+		{"sotp", "stop"}, // two letters swapped: one edit, as a typo is
+		{"hlep", "help"}, // (a short word's limit is one edit)
 		{"tsatus", "status"},
 		{"frobnicate", ""},
 		{"x", ""},
