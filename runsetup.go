@@ -305,7 +305,15 @@ func (r *runner) buildStops() error {
 				}
 			case condCustomScript:
 				if err := checkScript(resolvePath(r.env.projectRoot, c.Script)); err != nil {
-					fault = &inputError{c.errorf("script", "%s: %v", c.Script, err)}
+					hint := ""
+					if _, serr := os.Stat(resolvePath(r.env.projectRoot, c.Script)); errors.Is(serr, os.ErrNotExist) && !filepath.IsAbs(c.Script) {
+						err = fmt.Errorf("%v in %s (the project root: a condition's paths and scripts are relative to it)", err, r.env.projectRoot)
+						hint = scriptHereHint(r.env.projectRoot, c.Script)
+					}
+					if fault = c.errorf("script", "%s: %v", c.Script, err); hint != "" {
+						fault = withHint(fault, "%s", hint)
+					}
+					fault = &inputError{fault}
 				}
 			}
 		})
@@ -314,6 +322,24 @@ func (r *runner) buildStops() error {
 		return ie.err // from a config file's "stop" key: exit 1, as its other faults
 	}
 	return fault
+}
+
+// scriptHereHint is the hint for a custom_script's relative path that is
+// not in the project root but is in the current directory: how to name
+// that one; "" when it is not there either.
+func scriptHereHint(root, script string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	here := filepath.Join(wd, script)
+	if _, err := os.Stat(here); err != nil {
+		return ""
+	}
+	if rel, err := filepath.Rel(root, here); err == nil && within(root, here) {
+		return fmt.Sprintf("%s is in the current directory: give it as %s (or an absolute path)", script, rel)
+	}
+	return fmt.Sprintf("%s is in the current directory: give it as %s", script, here)
 }
 
 // createDemo makes the workspace of a first dry run.
