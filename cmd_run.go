@@ -516,7 +516,7 @@ func runRun(env *cliEnv, args []string) error {
 	}
 	if err != nil {
 		r.setupFailed(err)
-		r.removeNewState()
+		removeNewState(r.newState, r.lock)
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
 		r.events.drain(r.sup.sigs.c, false, env.stderr)
 		return err

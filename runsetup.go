@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,7 +26,7 @@ const (
 // setup resolves the workspace, configuration and agent, and opens the log.
 func (r *runner) setup(pos []string) error {
 	env, opts := r.env, r.opts
-	if err := r.checkPromptFlag(); err != nil {
+	if err := checkPromptFlag(&r.promptCache, opts.prompt); err != nil {
 		return err // before anything is written: no .claude-iterate/ for a typo
 	}
 	project, user, err := baseLayers(env.projectRoot)
@@ -305,15 +304,7 @@ func (r *runner) buildStops() error {
 				}
 			case condCustomScript:
 				if err := checkScript(resolvePath(r.env.projectRoot, c.Script)); err != nil {
-					hint := ""
-					if _, serr := os.Stat(resolvePath(r.env.projectRoot, c.Script)); errors.Is(serr, os.ErrNotExist) && !filepath.IsAbs(c.Script) {
-						err = fmt.Errorf("%v in %s (the project root: a condition's paths and scripts are relative to it)", err, r.env.projectRoot)
-						hint = scriptHereHint(r.env.projectRoot, c.Script)
-					}
-					if fault = c.errorf("script", "%s: %v", c.Script, err); hint != "" {
-						fault = withHint(fault, "%s", hint)
-					}
-					fault = &inputError{fault}
+					fault = &inputError{scriptFault(r.env.projectRoot, c, err)}
 				}
 			}
 		})
@@ -322,24 +313,6 @@ func (r *runner) buildStops() error {
 		return ie.err // from a config file's "stop" key: exit 1, as its other faults
 	}
 	return fault
-}
-
-// scriptHereHint is the hint for a custom_script's relative path that is
-// not in the project root but is in the current directory: how to name
-// that one; "" when it is not there either.
-func scriptHereHint(root, script string) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	here := filepath.Join(wd, script)
-	if _, err := os.Stat(here); err != nil {
-		return ""
-	}
-	if rel, err := filepath.Rel(root, here); err == nil && within(root, here) {
-		return fmt.Sprintf("%s is in the current directory: give it as %s (or an absolute path)", script, rel)
-	}
-	return fmt.Sprintf("%s is in the current directory: give it as %s", script, here)
 }
 
 // createDemo makes the workspace of a first dry run.
@@ -386,39 +359,6 @@ func (r *runner) checkTask() error {
 		return withHint(fmt.Errorf("%s still holds the template", relPath(r.env.projectRoot, r.ws.instructionsPath())), "describe the task in it first (or with claude: %s), or try: %s", wsCommand(r.ws, "setup"), wsCommand(r.ws, "run", "--dry-run"))
 	}
 	return nil
-}
-
-// checkPromptFlag reads --prompt's file before the run writes anything: a
-// file that cannot be sent (missing, a directory, empty) is a usage error,
-// as a --conditions file's is.
-func (r *runner) checkPromptFlag() error {
-	if !r.opts.prompt.set {
-		return nil
-	}
-	p := r.opts.prompt.s
-	data, err := r.promptCache.read(p)
-	if err != nil {
-		return usagef("invalid value %q for flag --prompt: %s: %v", p, p, unwrapPathError(err))
-	}
-	if strings.TrimSpace(string(data)) == "" {
-		return usagef("invalid value %q for flag --prompt: the file is empty", p)
-	}
-	return nil
-}
-
-// removeNewState undoes a ralph-mode run's state directory that this run
-// made and whose set-up then failed: what it wrote there, then the
-// directory, which would otherwise mark the directory as a project root
-// (findProjectRoot) for nothing. Anything else in it keeps it.
-func (r *runner) removeNewState() {
-	if r.newState == "" || r.lock == nil {
-		return // not made by this run, or not held by it
-	}
-	r.lock.release() // first: a held lock's file is put back when removed
-	for _, f := range []string{metadataFile, lockFile, ".gitignore"} {
-		os.Remove(filepath.Join(r.newState, f))
-	}
-	os.Remove(r.newState)
 }
 
 func (r *runner) readPromptFile() (string, error) {

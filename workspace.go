@@ -227,41 +227,6 @@ func describeProjectRoot(env *cliEnv) string {
 	return fmt.Sprintf("Project root: %s (it holds %s/)", env.projectRoot, env.rootMarker)
 }
 
-// projectRootNote is the line init and run print when the project root is
-// not the current directory, so that the user sees where the workspace and
-// the agent's work go; "" when it is.
-func projectRootNote(env *cliEnv) string {
-	wd, err := os.Getwd()
-	if err != nil || env.rootMarker == "" || sameDir(wd, env.projectRoot) {
-		return ""
-	}
-	marker := env.rootMarker
-	if marker != projectConfigName {
-		marker += "/"
-	}
-	return fmt.Sprintf("Project root: %s (a parent of this directory; it holds %s)", env.projectRoot, marker)
-}
-
-// warnNearName warns, as a command makes the workspace named arg, of an
-// existing one a typo away (closestName, as every did-you-mean): the new
-// one is made all the same, as the user may mean it, and the line names
-// the other. A path names no workspace of the list: no warning.
-func warnNearName(env *cliEnv, workspacesDir, arg string) {
-	if isWorkspacePath(arg) {
-		return
-	}
-	var others []string
-	for _, n := range namedWorkspaces(env.projectRoot, workspacesDir) {
-		if n != arg {
-			others = append(others, n)
-		}
-	}
-	// A name typed is a prefix of (closestName's other guess) is no typo.
-	if near := closestName(arg, others); near != "" && editDistance(strings.ToLower(arg), strings.ToLower(near)) <= 2 {
-		fmt.Fprintf(env.stderr, "%s: warning: workspace %q exists, a typo away from %q: check that %q is the name meant (claude-iterate list)\n", progName, near, arg, arg)
-	}
-}
-
 // locateWorkspace turns a workspace argument into a workspace, without reading
 // anything. A path is relative to the current directory, a name to the
 // workspaces directory under projectRoot.
