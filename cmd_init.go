@@ -183,7 +183,11 @@ func runInit(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "%s: warning: %v\n", progName, err)
 	}
 	shown := relPath(env.projectRoot, w.Dir)
+	if note := projectRootNote(env); note != "" {
+		fmt.Fprintln(env.stdout, note)
+	}
 	fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, shown, *mode)
+	warnNearName(env, dir, arg)
 	if !instructions.set && !template.set {
 		fmt.Fprintf(env.stdout, "Next: describe the task in %s, then run: claude-iterate run %s\n", filepath.Join(shown, instructionsFile), shellQuote(arg))
 	} else {

@@ -18,7 +18,8 @@ const listUsage = `Usage: claude-iterate list [--archived]
 
 Lists the workspaces under the workspaces directory (claude-iterate/workspaces
 by default, see 'claude-iterate config'), and a ralph-mode run's state in the
-current directory, with mode, status, iterations run, progress and last run.
+project root, named "." (the other commands take "." for it, or no
+workspace), with mode, status, iterations run, progress and last run.
 A workspace made at a path (init ./dir) is not listed: the tool keeps no
 record of them; 'claude-iterate status ./dir' shows one.
 A status of "ended abnormally" is a run that ended without cleaning up

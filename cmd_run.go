@@ -91,8 +91,9 @@ Stop conditions (checked after each iteration; see Conditions below):
   --until-output TEXT         complete when the iteration's final result
                               contains TEXT (e.g. '<promise>COMPLETE</promise>')
   --until-regex RE            complete when the final result matches RE
-  --until-file PATH           complete when an iteration creates PATH (or
-                              changes it, when it exists already)
+  --until-file PATH           complete when an iteration creates PATH, from
+                              the project root (or changes it, when it
+                              exists already)
                               (each --until-* may be repeated: any one completes)
   --test-cmd CMD              run CMD (with sh -c) after each iteration
   --until-tests-pass          complete when every test of --test-cmd passes
@@ -210,8 +211,10 @@ Conditions:
   by an earlier iteration or run counts for nothing (see --accept-complete),
   and after a failed iteration no success condition is met.
   output_pattern sees only the iteration's final result text, never the
-  prompt or tool output. Paths and scripts are relative to the current
-  directory; a custom_script is met when it exits 0 (default timeout 1m).
+  prompt or tool output. Paths and scripts are relative to the project
+  root, where the agent works (its worktree with --worktree), whatever
+  directory the run starts in; the test command runs there too. A
+  custom_script is met when it exits 0 (default timeout 1m).
   Test results are read from go test -json or -v output, TAP, or an
   "N passed, N failed" line; otherwise the test command is one test that
   passes on exit status 0. 'claude-iterate status' shows each condition's
@@ -513,6 +516,7 @@ func runRun(env *cliEnv, args []string) error {
 	}
 	if err != nil {
 		r.setupFailed(err)
+		removeNewState(r.newState, r.lock)
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
 		r.events.drain(r.sup.sigs.c, false, env.stderr)
 		return err

@@ -140,7 +140,11 @@ func runSetup(env *cliEnv, args []string) error {
 			removeCreated(w, created)
 			return fmt.Errorf("creating workspace %s: %w", w.Dir, err)
 		}
+		if note := projectRootNote(env); note != "" {
+			fmt.Fprintln(env.stdout, note)
+		}
 		fmt.Fprintf(env.stdout, "Created workspace %s (%s, %s mode)\n", w.Name, relPath(env.projectRoot, w.Dir), w.meta.Mode)
+		warnNearName(env, base.WorkspacesDir, arg)
 	}
 	todoBefore := readOptional(w.todoPath())
 	fmt.Fprintf(env.stdout, "Starting claude to write the task with you; quit it (/exit) once %s is written.\n", shownTask)

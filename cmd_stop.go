@@ -173,7 +173,7 @@ func cancelCommand(pos []string) string {
 // run by hand.
 func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 	var w *workspace
-	if len(pos) == 0 {
+	if len(pos) == 0 || ralphDot(env, pos[0]) {
 		w = ralphWorkspace(env.projectRoot)
 	} else {
 		dir, warn := workspacesDirLenient(env)
@@ -188,9 +188,9 @@ func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 	switch {
 	case err == nil:
 		return w, nil
-	case errors.Is(err, os.ErrNotExist) && len(pos) == 0 && len(liveDryRuns(w.StateDir)) > 0:
+	case errors.Is(err, os.ErrNotExist) && w.Ralph && len(liveDryRuns(w.StateDir)) > 0:
 		return w, nil // a ralph-mode dry run's: it writes nothing here
-	case errors.Is(err, os.ErrNotExist) && len(pos) == 0:
+	case errors.Is(err, os.ErrNotExist) && w.Ralph:
 		return nil, errNoRalphWorkspace()
 	case errors.Is(err, os.ErrNotExist):
 		return nil, withHint(&errNoWorkspace{arg: pos[0], dir: relPath(env.projectRoot, w.StateDir)}, "check the name with: claude-iterate list; a run's stop request is the file <workspace>/.stop (%s)", byHand)

@@ -74,8 +74,14 @@ func suggestKey(name string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b.
+// editDistance is the number of edits that turn a into b: a letter
+// inserted, deleted, replaced, or two next to each other swapped (the
+// optimal string alignment distance), so that "dmeo" is one typo from
+// "demo" as "dmo" is. Every did-you-mean counts with it: commands, flags,
+// workspace names, config keys, condition types and fields.
 func editDistance(a, b string) int {
+	// d[i][j] is the distance between a[:i] and b[:j]; three rows kept.
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -89,8 +95,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

@@ -39,7 +39,10 @@ package main
 //     would hang on refused first, gitexclude.go), what the run inherits from the last one (runsetup.go:
 //     inherited), what an earlier run left running (leftovers.go), and the
 //     run's entry in the registry of live runs (registry.go). It yields a
-//     runPlan, never changed afterwards.
+//     runPlan, never changed afterwards. What it checks and says before it
+//     writes (a --prompt read first, a refused run's new ralph state
+//     removed, the project root named) is in inputcheck.go, shared with
+//     init and setup.
 //  3. loop.go runs the loop (runner): before each agent it looks at the
 //     signals (signals.go, signals_*.go) and at a stop request
 //     (stopfile.go, keyboard.go); between iterations it waits, for an

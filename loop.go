@@ -54,6 +54,9 @@ type runPlan struct {
 	// onQuestion: what the run does when the agent asks (question.go).
 	minIterations int
 	onQuestion    string
+	// newState is the ralph-mode state directory this run made, removed
+	// if the set-up fails; "" when it was there.
+	newState string
 }
 
 // runner is one run's loop and machinery. Its fields are owned by the
@@ -155,6 +158,9 @@ func (r *runner) protectedLoop() (end ending) {
 
 // loop runs iterations until something ends the run.
 func (r *runner) loop() ending {
+	if note := projectRootNote(r.env); note != "" {
+		r.con.progressf("%s", note)
+	}
 	if r.opts.dryRun {
 		var names []string
 		for _, a := range r.agents {

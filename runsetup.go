@@ -26,6 +26,9 @@ const (
 // setup resolves the workspace, configuration and agent, and opens the log.
 func (r *runner) setup(pos []string) error {
 	env, opts := r.env, r.opts
+	if err := checkPromptFlag(&r.promptCache, opts.prompt); err != nil {
+		return err // before anything is written: no .claude-iterate/ for a typo
+	}
 	project, user, err := baseLayers(env.projectRoot)
 	if err != nil {
 		return err
@@ -33,7 +36,8 @@ func (r *runner) setup(pos []string) error {
 	base := resolveSettings(opts.flagSettings(), envLayer(), project, user)
 	var ws *workspace
 	switch {
-	case len(pos) == 1:
+	case len(pos) == 1 && !(opts.prompt.set && ralphDot(env, pos[0])): // list's ".", with --prompt: the ralph-mode run
+
 		ws, err = openWorkspaceKeep(env, base.WorkspacesDir, pos[0], !opts.dryRun)
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) && nw.near != "" && opts.dryRun {
@@ -50,6 +54,9 @@ func (r *runner) setup(pos []string) error {
 		ws = ralphWorkspace(env.projectRoot)
 		if err = ws.load(); errors.Is(err, os.ErrNotExist) {
 			ws.meta = &metadata{Name: ws.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+			if _, serr := os.Lstat(ws.StateDir); errors.Is(serr, os.ErrNotExist) && !opts.dryRun {
+				r.newState = ws.StateDir // removed if the set-up fails (removeNewState)
+			}
 			if err = nil; !opts.dryRun {
 				err = ws.save()
 			}
@@ -297,7 +304,7 @@ func (r *runner) buildStops() error {
 				}
 			case condCustomScript:
 				if err := checkScript(resolvePath(r.env.projectRoot, c.Script)); err != nil {
-					fault = &inputError{c.errorf("script", "%s: %v", c.Script, err)}
+					fault = &inputError{scriptFault(r.env.projectRoot, c, err)}
 				}
 			}
 		})

@@ -346,6 +346,11 @@ func openWorkspaceWith(env *cliEnv, workspacesDir, arg string, load func(*worksp
 			if !isWorkspacePath(arg) {
 				nw.near = closestName(arg, namedWorkspaces(env.projectRoot, workspacesDir))
 			}
+			if arg == "." && hasRalphState(env) {
+				// list's "." is the ralph-mode run: a command that does
+				// not take it says how to reach it.
+				return nil, withHint(nw, "\".\" is this project's ralph-mode run (%s): claude-iterate run --prompt FILE runs it; status, logs, history, stop and reset take it as \".\"", ralphStateDir+"/")
+			}
 			return nil, withHint(nw, "create it with: claude-iterate init %s", arg)
 		}
 		return nil, err

@@ -30,7 +30,7 @@ func lookUpFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 // workspaceFromArgsWith is workspaceFromArgs, opening a named workspace
 // with open.
 func workspaceFromArgsWith(env *cliEnv, pos []string, open func(*cliEnv, string, string) (*workspace, error)) (*workspace, error) {
-	if len(pos) == 0 {
+	if len(pos) == 0 || ralphDot(env, pos[0]) {
 		return ralphFromArgs(env)
 	}
 	dir, err := workspacesDir(env)
@@ -62,7 +62,7 @@ func claimFromArgs(env *cliEnv, pos []string, doing string) (w *workspace, relea
 		return nil, nil, err
 	}
 	arg := "" // the ralph-mode workspace
-	if len(pos) == 1 {
+	if len(pos) == 1 && !w.Ralph {
 		arg = pos[0]
 	}
 	if release, err = claimWorkspace(w, arg, doing); err != nil {
@@ -85,7 +85,7 @@ func wsLabel(w *workspace, pos []string) string {
 // a workspace (status, watch): a broken config file is left out, and
 // returned as warn.
 func lookAtWorkspace(env *cliEnv, pos []string) (w *workspace, warn, err error) {
-	if len(pos) == 0 {
+	if len(pos) == 0 || ralphDot(env, pos[0]) {
 		w, err = ralphFromArgs(env)
 		return w, nil, err
 	}
@@ -106,6 +106,29 @@ func ralphFromArgs(env *cliEnv) (*workspace, error) {
 		}
 		return w, nil
 	}
+}
+
+// ralphDot reports whether arg is ".", as list names the ralph-mode run
+// of the project, and means it: "." holds no workspace of its own (no
+// .metadata.json nor .workspace.json), and the project root has a
+// ralph-mode run's state.
+func ralphDot(env *cliEnv, arg string) bool {
+	if arg != "." {
+		return false
+	}
+	for _, f := range []string{metadataFile, settingsFile} {
+		if _, err := os.Lstat(f); err == nil {
+			return false
+		}
+	}
+	return hasRalphState(env)
+}
+
+// hasRalphState reports whether the project root holds a ralph-mode run's
+// state.
+func hasRalphState(env *cliEnv) bool {
+	_, err := os.Lstat(filepath.Join(env.projectRoot, ralphStateDir, metadataFile))
+	return err == nil
 }
 
 // errNoRalphWorkspace is the usage error of a command given no workspace
