@@ -103,7 +103,11 @@ Stop conditions (checked after each iteration; see Conditions below):
                               a usage-limit wait
   --max-cost USD              stop once the run has cost USD (e.g. 2.50)
   --max-failures N            end the run (exit 1) after N failed iterations in
-                              a row (default 3)
+                              a row (default 3); after a failed iteration the
+                              next one waits 5s, doubled with each failure in
+                              a row up to 5m (instead of a shorter delay,
+                              also with --no-delay), so that a passing API
+                              error does not end the run
   --min-iterations N          a completion claimed before iteration N is not
                               accepted: the run goes on, and the next prompt
                               asks the agent to check its work

@@ -183,3 +183,35 @@ func parseResetClock(s string, now time.Time) (time.Time, bool) {
 	}
 	return t, true
 }
+
+// failurePause is the pause after a failed iteration, instead of the delay
+// when longer: it doubles with each further failure in a row, up to
+// maxFailurePause, so that a transient API error or a short outage passes
+// before --max-failures ends an overnight run (5 s, 10 s, 20 s, …).
+const (
+	failurePause    = 5 * time.Second
+	maxFailurePause = 5 * time.Minute
+)
+
+// failurePauseEnv overrides failurePause (a Go duration, 0 for none): the
+// scenarios set it (scriptEnv) so that those that provoke failures do not
+// sleep.
+const failurePauseEnv = "CLAUDE_ITERATE_FAILURE_PAUSE"
+
+// pauseAfterFailures is the pause after streak failed iterations in a row
+// (0 after none).
+func pauseAfterFailures(streak int) time.Duration {
+	base := failurePause
+	if b, err := time.ParseDuration(os.Getenv(failurePauseEnv)); err == nil && b >= 0 {
+		base = b
+	}
+	if streak <= 0 || base == 0 {
+		return 0
+	}
+	limit := max(maxFailurePause, base)
+	d := base
+	for i := 1; i < streak && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}

@@ -221,7 +221,7 @@ func (r *runner) loop() ending {
 		if end := r.checks.disk.orFull(r.afterIteration(it)); end != nil {
 			return *end
 		}
-		if end := r.wait(r.delay, nil); end != nil {
+		if end := r.wait(r.pauseBefore(), nil); end != nil {
 			return *end
 		}
 	}
@@ -344,6 +344,27 @@ func (r *runner) interruptEnding() ending {
 	}
 	sig := r.sup.interrupt
 	return ending{code: exitCodeFor(sig), reason: fmt.Sprintf("stopped: interrupted (%s)", signalName(sig)), status: statusInterrupted, signal: sig}
+}
+
+// pauseBefore is the wait before the next iteration: the delay, or after a
+// failed iteration the pause for failures in a row (pauseAfterFailures)
+// when longer, said on the console and the log and shown in the panel.
+func (r *runner) pauseBefore() time.Duration {
+	streak := r.count.failStreak
+	pause := pauseAfterFailures(streak)
+	if pause <= r.delay {
+		return r.delay
+	}
+	shown := compactDuration(pause)
+	if pause < time.Second { // the scenarios' pauses
+		shown = pause.String()
+	}
+	msg := fmt.Sprintf("Pausing %s after %s in a row before the next iteration", shown, plural(streak, "failed iteration"))
+	r.con.progressf("%s", msg)
+	r.log.printf("[%s]", msg)
+	r.log.Flush()
+	r.live.pauseAfter(streak)
+	return pause
 }
 
 // wait waits for d (a delay, or a usage-limit wait with show set), ending
