@@ -203,8 +203,11 @@ func (r *runner) loop() ending {
 		if limited, reset := it.outcome.usageLimit(time.Now()); limited {
 			next, why, fallBack := r.using.limited(r.agents, reset, time.Now())
 			reason := "usage limit reached: the iteration is retried after the reset"
+			var pastDeadline *ending
 			if fallBack {
 				reason = "usage limit reached: the iteration is retried at once with " + r.agents[next].cli.name()
+			} else if pastDeadline = r.limitEndsRun(reset); pastDeadline != nil {
+				reason = "usage limit reached: it resets after --max-duration's deadline: the run ends"
 			}
 			r.record(it, endLimit, reason)
 			r.saveMetadata()
@@ -212,6 +215,9 @@ func (r *runner) loop() ending {
 			if fallBack {
 				r.useAgent(next, why)
 				continue
+			}
+			if pastDeadline != nil {
+				return *pastDeadline
 			}
 			if end := r.waitForLimit(reset); end != nil {
 				return *end
@@ -506,8 +512,7 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 	now := time.Now()
 	d := limitWait(reset, now)
 	until := now.Add(d)
-	deadline, toDeadline := r.deadline()
-	resetText, msg, countdown := limitWaitWords(now, reset, until, deadline != nil && toDeadline < d, toDeadline)
+	resetText, msg, countdown := limitWaitWords(now, reset, until)
 	r.con.noticef("%s", msg)
 	r.live.limitReached(msg)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
@@ -524,6 +529,23 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 		r.con.progressf("Usage limit wait over: retrying the iteration")
 	}
 	return end
+}
+
+// limitEndsRun is the ending of a run whose usage limit, with reset, would
+// be waited for past the run's deadline (limitPastDeadline); nil when there
+// is no deadline or the retry comes before it.
+func (r *runner) limitEndsRun(reset time.Time) *ending {
+	gc, toDeadline := r.deadline()
+	if gc == nil {
+		return nil
+	}
+	why := limitPastDeadline(reset, time.Now(), toDeadline, gc.c.Duration)
+	if why == "" {
+		return nil
+	}
+	r.log.printf("[%s]", why)
+	end := endingFor(gc, why)
+	return &end
 }
 
 // settle waits for every line said to be written. Standard output may not
