@@ -124,8 +124,12 @@ Stop conditions (checked after each iteration; see Conditions below):
                               "stop" config key, and the flags above add to it
 
 Hang protection:
-  --iteration-timeout D       end an iteration that runs longer than D
+  --iteration-timeout D       end an iteration that runs longer than D (also
+                              the iterationTimeout config key)
   --idle-timeout D            end an iteration whose agent prints nothing for D
+                              (also the idleTimeout config key); a long tool
+                              call (a build, a test run) prints nothing while
+                              it runs: it counts as idle, so give D room
   --interrupt-grace D         after Ctrl+C, how long the agent may clean up
                               before it is killed (default 10s)
   --no-keyboard               do not read keys from the terminal
@@ -455,6 +459,12 @@ func (o *runOptions) flagSettings() *configLayer {
 	}
 	if o.minIterations.set {
 		l.values["minIterations"] = o.minIterations.n
+	}
+	if o.iterationTimeout.set {
+		l.values["iterationTimeout"] = o.iterationTimeout.d.String()
+	}
+	if o.idleTimeout.set {
+		l.values["idleTimeout"] = o.idleTimeout.d.String()
 	}
 	// A bool flag a key also sets: given, it says true or false
 	// (--verify=false); its --no- form says the opposite.
