@@ -99,8 +99,11 @@ Stop conditions (checked after each iteration; see Conditions below):
   --max-test-failures N       end the run (exit 1) after N failing test runs
                               in a row
   --test-timeout D            end a test run that takes longer (default 10m)
-  --max-duration D            stop after D (e.g. 2h30m, "1h 30m"); a usage
-                              limit that resets after it ends the run at once
+  --max-duration D            stop after D (e.g. 2h30m, "1h 30m"), checked
+                              between iterations and in waits: an iteration
+                              running goes on (--iteration-timeout bounds it);
+                              a usage limit that resets after D ends the run
+                              at once
   --max-cost USD              stop once the run has cost USD (e.g. 2.50)
   --max-failures N            end the run (exit 1) after N failed iterations in
                               a row (default 3); after a failed iteration the
