@@ -100,11 +100,18 @@ Stop conditions (checked after each iteration; see Conditions below):
   --max-test-failures N       end the run (exit 1) after N failing test runs
                               in a row
   --test-timeout D            end a test run that takes longer (default 10m)
-  --max-duration D            stop after D (e.g. 2h30m, "1h 30m"); also bounds
-                              a usage-limit wait
+  --max-duration D            stop after D (e.g. 2h30m, "1h 30m"), checked
+                              between iterations and in waits: an iteration
+                              running goes on (--iteration-timeout bounds it);
+                              a usage limit that resets after D ends the run
+                              at once
   --max-cost USD              stop once the run has cost USD (e.g. 2.50)
   --max-failures N            end the run (exit 1) after N failed iterations in
-                              a row (default 3)
+                              a row (default 3); after a failed iteration the
+                              next one waits 5s, doubled with each failure in
+                              a row up to 5m (instead of a shorter delay,
+                              also with --no-delay), so that a passing API
+                              error does not end the run
   --min-iterations N          a completion claimed before iteration N is not
                               accepted: the run goes on, and the next prompt
                               asks the agent to check its work
@@ -121,8 +128,12 @@ Stop conditions (checked after each iteration; see Conditions below):
                               "stop" config key, and the flags above add to it
 
 Hang protection:
-  --iteration-timeout D       end an iteration that runs longer than D
+  --iteration-timeout D       end an iteration that runs longer than D (also
+                              the iterationTimeout config key)
   --idle-timeout D            end an iteration whose agent prints nothing for D
+                              (also the idleTimeout config key); a long tool
+                              call (a build, a test run) prints nothing while
+                              it runs: it counts as idle, so give D room
   --interrupt-grace D         after Ctrl+C, how long the agent may clean up
                               before it is killed (default 10s)
   --no-keyboard               do not read keys from the terminal
@@ -304,6 +315,8 @@ type runOptions struct {
 	testTimeout                        durationFlag
 }
 
+// parseRunFlags parses run's flags; on an error, the options it read so
+// far come with it (runRun writes the exit event to the --events given).
 func parseRunFlags(args []string) (*runOptions, []string, error) {
 	o := &runOptions{}
 	fs := newFlagSet("run")
@@ -355,74 +368,74 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	fs.BoolVar(&o.noCommit, "no-commit", false, "")
 	pos, err := parseFlags(fs, args, 1)
 	if err != nil {
-		return nil, nil, err
+		return o, nil, err
 	}
 	o.given = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
 	if err := firstError(o.testCmd.notBlank("--test-cmd"), o.conditions.notBlank("--conditions"), o.events.notBlank("--events")); err != nil {
-		return nil, nil, err
+		return o, nil, err
 	}
 	for _, f := range []struct {
 		name string
 		v    durationFlag
 	}{{"--max-duration", o.maxDuration}, {"--test-timeout", o.testTimeout}} {
 		if f.v.set && f.v.d == 0 {
-			return nil, nil, usagef("invalid value %q for flag %s: must be above 0", "0", f.name)
+			return o, nil, usagef("invalid value %q for flag %s: must be above 0", "0", f.name)
 		}
 	}
 	if o.heartbeat.set && o.heartbeat.d > 0 && o.heartbeat.d < time.Second {
-		return nil, nil, usagef("invalid value %q for flag --heartbeat: must be 0 (never) or at least 1s", o.heartbeat.d)
+		return o, nil, usagef("invalid value %q for flag --heartbeat: must be 0 (never) or at least 1s", o.heartbeat.d)
 	}
 	if err := o.checkNotifyURL(); err != nil {
-		return nil, nil, err
+		return o, nil, err
 	}
 	if err := o.maxTestFailures.notZero("--max-test-failures"); err != nil {
-		return nil, nil, err
+		return o, nil, err
 	}
 	if o.onQuestion.set {
 		if err := checkOnQuestion(o.onQuestion.s); err != nil {
-			return nil, nil, usagef("invalid value %q for flag --on-question: %v", o.onQuestion.s, err)
+			return o, nil, usagef("invalid value %q for flag --on-question: %v", o.onQuestion.s, err)
 		}
 	}
 	if o.verbose && o.quiet {
-		return nil, nil, usagef("-v/--verbose and -q/--quiet contradict each other")
+		return o, nil, usagef("-v/--verbose and -q/--quiet contradict each other")
 	}
 	if o.output.set {
 		if err := checkOutputLevel(o.output.s); err != nil {
-			return nil, nil, usagef("invalid value %q for flag --output: %v", o.output.s, err)
+			return o, nil, usagef("invalid value %q for flag --output: %v", o.output.s, err)
 		}
 		if o.verbose || o.quiet {
-			return nil, nil, usagef("--output and -v/-q contradict each other")
+			return o, nil, usagef("--output and -v/-q contradict each other")
 		}
 	}
 	for _, b := range o.negatable() {
 		if o.given[b.name] && o.given["no-"+b.name] {
-			return nil, nil, usagef("--%s and --no-%s contradict each other", b.name, b.name)
+			return o, nil, usagef("--%s and --no-%s contradict each other", b.name, b.name)
 		}
 	}
 	if err := firstError(o.branch.notBlank("--branch"), o.base.notBlank("--base")); err != nil {
-		return nil, nil, err
+		return o, nil, err
 	}
 	if o.noDelay && o.delay.set {
-		return nil, nil, usagef("--no-delay and -d/--delay contradict each other")
+		return o, nil, usagef("--no-delay and -d/--delay contradict each other")
 	}
 	if o.maxIterations.set && o.maxIterations.n == 0 {
-		return nil, nil, errZeroIterations
+		return o, nil, errZeroIterations
 	}
 	if err := o.maxFailures.notZero("--max-failures"); err != nil {
-		return nil, nil, err
+		return o, nil, err
 	}
 	if err := checkPermissionFlags(o.permissionMode, o.allowedTools); err != nil {
-		return nil, nil, err
+		return o, nil, err
 	}
 	if o.claude.set && o.claude.s == "" {
-		return nil, nil, usagef("invalid value \"\" for flag --claude: empty")
+		return o, nil, usagef("invalid value \"\" for flag --claude: empty")
 	}
 	if err := o.agents.check(); err != nil {
-		return nil, nil, err
+		return o, nil, err
 	}
 	if len(pos) == 0 && !o.prompt.set {
-		return nil, nil, usagef("missing workspace (or --prompt FILE for ralph mode)")
+		return o, nil, usagef("missing workspace (or --prompt FILE for ralph mode)")
 	}
 	return o, pos, nil
 }
@@ -452,6 +465,12 @@ func (o *runOptions) flagSettings() *configLayer {
 	}
 	if o.minIterations.set {
 		l.values["minIterations"] = o.minIterations.n
+	}
+	if o.iterationTimeout.set {
+		l.values["iterationTimeout"] = o.iterationTimeout.d.String()
+	}
+	if o.idleTimeout.set {
+		l.values["idleTimeout"] = o.idleTimeout.d.String()
 	}
 	// A bool flag a key also sets: given, it says true or false
 	// (--verify=false); its --no- form says the opposite.
@@ -488,16 +507,17 @@ func (o *runOptions) negatable() []negatableFlag {
 // runRun is the run command.
 func runRun(env *cliEnv, args []string) error {
 	opts, pos, err := parseRunFlags(args)
-	if err != nil {
+	if opts == nil || errors.Is(err, errHelp) {
 		return err
 	}
+	usageErr := err
 	r := &runner{runPlan: &runPlan{env: env, opts: opts}, start: time.Now()}
 	defer r.removeTemporaries()
 	// Signals first: before the terminal changes and before any child starts.
 	r.sup = &supervisor{sigs: catchSignals(), interruptGrace: defaultInterruptGrace, resultWatchdog: resultWatchdogDefault}
 	if opts.events.set {
 		if r.events, err = openEvents(opts.events.s, env.stdout, env.stderr, r.sup.sigs); err != nil {
-			return err
+			return firstError(usageErr, err)
 		}
 		defer r.events.close()
 		if opts.events.s == "-" {
@@ -505,6 +525,11 @@ func runRun(env *cliEnv, args []string) error {
 			quiet.stdout = env.stderr // standard output carries the events alone
 			r.env = &quiet
 		}
+	}
+	if usageErr != nil { // a usage error found once --events was read
+		r.events.write(exitEvent(errorExitCode(usageErr), "error: "+usageErr.Error()))
+		r.events.drain(r.sup.sigs.c, false, env.stderr)
+		return usageErr
 	}
 	becomeSubreaper()
 	startReaper()

@@ -46,8 +46,10 @@ Options:
   --claude PATH               claude's executable (default claude)
   --model M                   passed to the agent
   -v, --verbose               show the verifier's text and tool calls
-  --iteration-timeout D       end a verifier that runs longer than D
+  --iteration-timeout D       end a verifier that runs longer than D (default:
+                              the iterationTimeout config key)
   --idle-timeout D            end a verifier that prints nothing for D
+                              (default: the idleTimeout config key)
 
 Exit status: 0 pass; 1 fail, needs_review or an error; 2 usage error;
 130/143 after SIGINT/SIGTERM.
@@ -141,6 +143,12 @@ func runVerify(env *cliEnv, args []string) error {
 	if o.claude.set {
 		flags.values["claude.command"] = o.claude.s
 	}
+	if o.iterationTimeout.set {
+		flags.values["iterationTimeout"] = o.iterationTimeout.d.String()
+	}
+	if o.idle.set {
+		flags.values["idleTimeout"] = o.idle.d.String()
+	}
 	cfg := resolveSettings(flags, envLayer(), w.meta.configLayer, project, user)
 	level := cfg.OutputLevel
 	if o.verbose {
@@ -181,7 +189,7 @@ func runVerify(env *cliEnv, args []string) error {
 	spec.dir = root
 	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: root, depth: depth,
 		spec: spec, agent: spec.name, refusedFix: agentCLIs[spec.name].verifierRefusedHint(),
-		timeout: o.iterationTimeout.d, idle: o.idle.d, history: hist}
+		timeout: cfg.IterationTimeout, idle: cfg.IdleTimeout, history: hist}
 	con.progressf("Verifying %s (%s)", w.Name, depth)
 	for {
 		vr, err := v.run()

@@ -237,7 +237,8 @@ func TestCodexFixtures(t *testing.T) {
 		{name: "exec-usage-limit-mid-turn", failed: true, limit: true},
 		{name: "exec-api-500", failed: true, why: "We’re currently experiencing high demand, which may cause temporary errors."},
 		{name: "exec-stream-failed", failed: true, why: "stream disconnected before completion: The model crashed."},
-		{name: "exec-sigint-during-command", failed: true, why: "agent exited without a result"},
+		// without a result, the reason quotes stderr's last line
+		{name: "exec-sigint-during-command", failed: true, why: "agent exited without a result: 2026-11-27T06:45:40.791199Z ERROR codex_core::session: failed to record rollout items: thread 01a21bc0-a28a-7240-88bb-f7281059d93e not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("testdata/fixtures/codex", tc.name+".jsonl"))

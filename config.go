@@ -36,7 +36,8 @@ const (
 	kindURL
 	kindConditions
 	kindOnQuestion
-	kindNumber // a number, 0 or more
+	kindNumber   // a number, 0 or more
+	kindDuration // a duration as a string: "90s", "2h30m", "1h 30m"; 0 none
 )
 
 // defaultLoopStagnation is the loop mode's stagnation threshold: a loop
@@ -87,6 +88,8 @@ var configKeys = []configKey{
 	{"notification.statusWatch.debounceMs", kindCount, 2000, "milliseconds to wait for .status.json to settle"},
 	{"notification.statusWatch.notifyOnlyMeaningful", kindBool, true, "ignore .status.json changes of the timestamp only"},
 	{"serve.url", kindURL, "", "the address at which 'claude-iterate serve' is reached (from a phone): the question and completion notifications link to the run's page there; empty means no link"},
+	{"iterationTimeout", kindDuration, "0", "end an iteration that runs longer, e.g. \"1h\" (a failed iteration); 0 means never (also: --iteration-timeout)"},
+	{"idleTimeout", kindDuration, "0", "end an iteration whose agent prints nothing for this long, e.g. \"10m\" (a long tool call prints nothing while it runs); 0 means never (also: --idle-timeout)"},
 	{"minIterations", kindCount, 0, "a completion claimed before this iteration is not accepted; 0 means any"},
 	{"onQuestion", kindOnQuestion, onQuestionWait, "when the agent asks a question: wait (for 'claude-iterate answer'), stop or continue"},
 	{"verification.autoVerify", kindBool, false, "verify a claimed completion with a read-only verifier before the run ends (also: run --verify)"},
@@ -152,6 +155,9 @@ type settings struct {
 
 	// LoopStagnation is Stagnation for loop mode.
 	LoopStagnation int
+
+	// IterationTimeout and IdleTimeout are the hang protections (0: none).
+	IterationTimeout, IdleTimeout time.Duration
 
 	// PermissionMode and AllowedTools are passed to claude (permissionArgs).
 	PermissionMode string
@@ -235,6 +241,10 @@ func (s *settings) set(key string, v any) bool {
 		s.Verification.Depth = v.(string)
 	case "minIterations":
 		s.MinIterations = v.(int)
+	case "iterationTimeout":
+		s.IterationTimeout, _ = parseDuration(v.(string)) // checked when read
+	case "idleTimeout":
+		s.IdleTimeout, _ = parseDuration(v.(string))
 	case "onQuestion":
 		s.OnQuestion = v.(string)
 	default:

@@ -169,6 +169,14 @@ func parseKindValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 		return v.Float()
 	case kindNumber:
 		return v.Float()
+	case kindDuration:
+		if v.Kind != jsonString {
+			return nil, fmt.Errorf("want a duration as a string (e.g. \"10m\"), got %s", v.Kind)
+		}
+		if _, err := parseDuration(v.Str); err != nil {
+			return nil, err
+		}
+		return v.Str, nil
 	case kindBool:
 		if v.Kind != jsonBool {
 			return nil, fmt.Errorf("want true or false, got %s", v.Kind)

@@ -11,8 +11,9 @@ package main
 //     verification_passed, verification_failed, completion, error,
 //     stopped); a notification is made from its event (notificationFor).
 //   - The stream's last line is an "exit" event with the run's exit code
-//     and reason, on every way out a signal allows — a setup error, a
-//     usage error found late, Ctrl+C, SIGTERM — only SIGKILL can cut it.
+//     and reason, on every way out a signal allows — a usage error in the
+//     flags once --events is read (runRun), a setup error, a usage error
+//     found late, Ctrl+C, SIGTERM — only SIGKILL can cut it.
 //   - Each event is one line written with one write: a reader following
 //     the file never sees half an event. A failed write disables the
 //     stream with one warning; the run goes on.

@@ -52,7 +52,7 @@ func (r *runner) iterate() (*iterationRun, error) {
 	// its exit to the next start. On an error, the next start makes them
 	// and reports it.
 	r.nextPipes, _ = makeChildPipes(r.spec.mergeOutput)
-	c.timeout, c.idle = r.opts.iterationTimeout.d, r.opts.idleTimeout.d
+	c.timeout, c.idle = r.cfg.IterationTimeout, r.cfg.IdleTimeout
 	end := r.sup.watch(c)
 	r.lock.dropChild(c.pid)
 	o = agentEnded(c, o, end, spec, r.sup, it.started)

@@ -18,20 +18,35 @@ import (
 )
 
 // limitWaitWords are what a usage-limit wait until until says: the reset
-// as shown, the notice, and the countdown's format (%s: the time left). A
-// wait that the run's deadline ends first (endsRun, toDeadline from now)
-// says so, rather than promise a retry that will not come.
-func limitWaitWords(now, reset, until time.Time, endsRun bool, toDeadline time.Duration) (resetText, notice, countdown string) {
+// as shown, the notice, and the countdown's format (%s: the time left).
+func limitWaitWords(now, reset, until time.Time) (resetText, notice, countdown string) {
 	resetText = "an unknown time"
 	if !reset.IsZero() {
 		resetText = formatClock(reset, now)
 	}
-	if endsRun {
-		return resetText, fmt.Sprintf("usage limit reached (resets at %s): --max-duration ends the run at %s, before the reset", resetText, formatClock(now.Add(max(toDeadline, 0)), now)),
-			"Usage limit: the run ends in %s (--max-duration)"
-	}
 	return resetText, fmt.Sprintf("usage limit reached (resets at %s): waiting until %s, then retrying the iteration", resetText, formatClock(until, now)),
 		"Usage limit: retrying in %s"
+}
+
+// limitPastDeadline is why a usage limit with reset (zero: unknown) ends
+// the run at once: its wait, until the retry, would outlast the run's
+// deadline (--max-duration, toDeadline from now, of duration limit), so
+// waiting would only hold the lock until the deadline; "" when the retry
+// comes before it.
+func limitPastDeadline(reset, now time.Time, toDeadline, limit time.Duration) string {
+	until := now.Add(limitWait(reset, now))
+	deadline := now.Add(max(toDeadline, 0))
+	if !until.After(deadline) {
+		return ""
+	}
+	when := "it resets at " + formatClock(reset, now)
+	switch {
+	case reset.IsZero():
+		when = "the retry would be at " + formatClock(until, now) + " (its reset time is unknown)"
+	case !reset.After(now):
+		when = "the retry would be at " + formatClock(until, now) + " (it reset at " + formatClock(reset, now) + ")"
+	}
+	return fmt.Sprintf("usage limit reached: %s, after --max-duration's deadline at %s (%s)", when, formatClock(deadline, now), shortDuration(limit))
 }
 
 // defaultLimitWait is how long to wait when a limit says no reset time.
@@ -182,4 +197,36 @@ func parseResetClock(s string, now time.Time) (time.Time, bool) {
 		t = t.Add(time.Minute)
 	}
 	return t, true
+}
+
+// failurePause is the pause after a failed iteration, instead of the delay
+// when longer: it doubles with each further failure in a row, up to
+// maxFailurePause, so that a transient API error or a short outage passes
+// before --max-failures ends an overnight run (5 s, 10 s, 20 s, …).
+const (
+	failurePause    = 5 * time.Second
+	maxFailurePause = 5 * time.Minute
+)
+
+// failurePauseEnv overrides failurePause (a Go duration, 0 for none): the
+// scenarios set it (scriptEnv) so that those that provoke failures do not
+// sleep.
+const failurePauseEnv = "CLAUDE_ITERATE_FAILURE_PAUSE"
+
+// pauseAfterFailures is the pause after streak failed iterations in a row
+// (0 after none).
+func pauseAfterFailures(streak int) time.Duration {
+	base := failurePause
+	if b, err := time.ParseDuration(os.Getenv(failurePauseEnv)); err == nil && b >= 0 {
+		base = b
+	}
+	if streak <= 0 || base == 0 {
+		return 0
+	}
+	limit := max(maxFailurePause, base)
+	d := base
+	for i := 1; i < streak && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
 }

@@ -444,8 +444,19 @@ func (l *live) waitEnded() {
 		return
 	}
 	l.mu.Lock()
-	l.st.Phase, l.st.WaitUntil, l.st.WaitEndsRun = phaseBetween, time.Time{}, false
+	l.st.Phase, l.st.WaitUntil, l.st.WaitEndsRun, l.st.PauseAfter = phaseBetween, time.Time{}, false, 0
 	l.dirty, l.redraw = true, true
+	l.mu.Unlock()
+}
+
+// pauseAfter: the delay starting is the pause after streak failed
+// iterations in a row.
+func (l *live) pauseAfter(streak int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.st.PauseAfter, l.dirty = streak, true
 	l.mu.Unlock()
 }
 

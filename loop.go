@@ -211,8 +211,11 @@ func (r *runner) loop() ending {
 		if limited, reset := it.outcome.usageLimit(time.Now()); limited {
 			next, why, fallBack := r.using.limited(r.agents, reset, time.Now())
 			reason := "usage limit reached: the iteration is retried after the reset"
+			var pastDeadline *ending
 			if fallBack {
 				reason = "usage limit reached: the iteration is retried at once with " + r.agents[next].cli.name()
+			} else if pastDeadline = r.limitEndsRun(reset); pastDeadline != nil {
+				reason = "usage limit reached: it resets after --max-duration's deadline: the run ends"
 			}
 			r.record(it, endLimit, reason)
 			r.saveMetadata()
@@ -220,6 +223,9 @@ func (r *runner) loop() ending {
 			if fallBack {
 				r.useAgent(next, why)
 				continue
+			}
+			if pastDeadline != nil {
+				return *pastDeadline
 			}
 			if end := r.waitForLimit(reset); end != nil {
 				return *end
@@ -229,7 +235,7 @@ func (r *runner) loop() ending {
 		if end := r.checks.disk.orFull(r.afterIteration(it)); end != nil {
 			return *end
 		}
-		if end := r.wait(r.delay, nil); end != nil {
+		if end := r.wait(r.pauseBefore(), nil); end != nil {
 			return *end
 		}
 	}
@@ -352,6 +358,27 @@ func (r *runner) interruptEnding() ending {
 	}
 	sig := r.sup.interrupt
 	return ending{code: exitCodeFor(sig), reason: fmt.Sprintf("stopped: interrupted (%s)", signalName(sig)), status: statusInterrupted, signal: sig}
+}
+
+// pauseBefore is the wait before the next iteration: the delay, or after a
+// failed iteration the pause for failures in a row (pauseAfterFailures)
+// when longer, said on the console and the log and shown in the panel.
+func (r *runner) pauseBefore() time.Duration {
+	streak := r.count.failStreak
+	pause := pauseAfterFailures(streak)
+	if pause <= r.delay {
+		return r.delay
+	}
+	shown := compactDuration(pause)
+	if pause < time.Second { // the scenarios' pauses
+		shown = pause.String()
+	}
+	msg := fmt.Sprintf("Pausing %s after %s in a row before the next iteration", shown, plural(streak, "failed iteration"))
+	r.con.progressf("%s", msg)
+	r.log.printf("[%s]", msg)
+	r.log.Flush()
+	r.live.pauseAfter(streak)
+	return pause
 }
 
 // wait waits for d (a delay, or a usage-limit wait with show set), ending
@@ -493,8 +520,7 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 	now := time.Now()
 	d := limitWait(reset, now)
 	until := now.Add(d)
-	deadline, toDeadline := r.deadline()
-	resetText, msg, countdown := limitWaitWords(now, reset, until, deadline != nil && toDeadline < d, toDeadline)
+	resetText, msg, countdown := limitWaitWords(now, reset, until)
 	r.con.noticef("%s", msg)
 	r.live.limitReached(msg)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
@@ -511,6 +537,23 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 		r.con.progressf("Usage limit wait over: retrying the iteration")
 	}
 	return end
+}
+
+// limitEndsRun is the ending of a run whose usage limit, with reset, would
+// be waited for past the run's deadline (limitPastDeadline); nil when there
+// is no deadline or the retry comes before it.
+func (r *runner) limitEndsRun(reset time.Time) *ending {
+	gc, toDeadline := r.deadline()
+	if gc == nil {
+		return nil
+	}
+	why := limitPastDeadline(reset, time.Now(), toDeadline, gc.c.Duration)
+	if why == "" {
+		return nil
+	}
+	r.log.printf("[%s]", why)
+	end := endingFor(gc, why)
+	return &end
 }
 
 // settle waits for every line said to be written. Standard output may not

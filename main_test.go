@@ -50,9 +50,12 @@ func unignoreSignals() {
 // scriptEnv is what every scenario's environment holds: a user config
 // directory and a state directory (the registry of live runs) of its own
 // (the latter beside $WORK, out of the scenarios' git trees and listings),
-// and no second of sleep at each race-enabled
-// binary's exit (the scripts run hundreds of them).
+// no second of sleep at each race-enabled
+// binary's exit (the scripts run hundreds of them), and no pause after a
+// failed iteration (the scenarios provoke hundreds; run-failure-pause.txtar
+// sets $CLAUDE_ITERATE_FAILURE_PAUSE to see it).
 func scriptEnv(env *testscript.Env) {
+	env.Setenv("CLAUDE_ITERATE_FAILURE_PAUSE", "0s")
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 	env.Setenv("XDG_STATE_HOME", env.WorkDir+".state")
 	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))

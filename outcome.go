@@ -100,13 +100,16 @@ func (o *iterationOutcome) failed() (bool, string) {
 	case o.hang != "":
 		return true, o.hang
 	case o.result == nil:
+		why := "agent exited without a result"
 		if o.exitSignal != "" {
-			return true, "agent " + o.exitSignal + " without a result"
+			why = "agent " + o.exitSignal + " without a result"
+		} else if o.exitCode != 0 {
+			why = fmt.Sprintf("agent exited with status %d without a result", o.exitCode)
 		}
-		if o.exitCode != 0 {
-			return true, fmt.Sprintf("agent exited with status %d without a result", o.exitCode)
+		if cause := stderrCause(o.stderrTail); cause != "" {
+			why += ": " + cause
 		}
-		return true, "agent exited without a result"
+		return true, why
 	case o.result.IsError || o.result.Subtype != "success":
 		text := clip(o.result.resultText(), 300)
 		if text == "" {
@@ -202,6 +205,64 @@ func (o *iterationOutcome) fatal() *fatalError {
 		return &fatalError{"claude reports an invalid API key", "check ANTHROPIC_API_KEY, or run claude and /login"}
 	case strings.Contains(all, "requires --verbose"):
 		return &fatalError{"claude rejected the stream-json options", "check claude.args for conflicting options; claude --version should be 1.0 or later"}
+	case o.result == nil && o.exitCode != 0 && isUsageErrorLine(stderrCause(o.stderrTail)):
+		return &fatalError{"the agent refused its command line: " + strings.TrimPrefix(stderrCause(o.stderrTail), "error: "),
+			"the same arguments fail every time: check them with claude-iterate config get claude.args (codex: agents.codex.args)"}
 	}
 	return nil
+}
+
+// maxCauseBytes bounds the cause quoted from an agent's stderr.
+const maxCauseBytes = 200
+
+// stderrCause is what an agent's stderr says went wrong, for the reason of
+// an iteration without a result: its last line of the form "error: …" (a
+// command-line parser's, which then prints usage and tips), or else its
+// last meaningful line — not blank, not a stack frame ("at …"), not the
+// runtime's version ("Node.js v22") or a pointer to --help; escaped and
+// clipped, "" when there is none.
+func stderrCause(tail string) string {
+	lines := strings.Split(tail, "\n")
+	var last string
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "error: ") {
+			last = l
+			break
+		}
+		if last == "" && !noiseLine(l) {
+			last = l
+		}
+	}
+	return clip(sanitizeString(last), maxCauseBytes)
+}
+
+// noiseLine reports whether a (trimmed) stderr line says nothing of the
+// cause.
+func noiseLine(l string) bool {
+	for _, p := range []string{"at ", "Node.js v", "For more information", "Usage:", "tip:"} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return l == "" || strings.Trim(l, "^~-= ") == ""
+}
+
+// usageErrorPrefixes are the command-line parsers' errors (claude's
+// commander, codex's clap): the agent refuses its arguments, which no retry
+// changes.
+var usageErrorPrefixes = []string{
+	"error: unknown option ", "error: option '", "error: too many arguments", "error: missing required argument",
+	"error: unknown command", "error: unexpected argument ", "error: invalid value ", "error: unrecognized subcommand",
+	"error: a value is required for ", "error: the argument '",
+}
+
+// isUsageErrorLine reports whether a cause is a command-line parser's error.
+func isUsageErrorLine(cause string) bool {
+	for _, p := range usageErrorPrefixes {
+		if strings.HasPrefix(cause, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -75,3 +75,18 @@ func BenchmarkOutcome(b *testing.B) {
 		}
 	})
 }
+
+// TestStderrCause pins the cause quoted from an agent's stderr: a
+// command-line parser's error line over its usage and tips (codex's clap),
+// the last meaningful line otherwise.
+func TestStderrCause(t *testing.T) {
+	checkStrings(t, "stderrCause", stderrCause, map[string]string{
+		"":         "",
+		"\n  \n":   "",
+		"boom\n":   "boom",
+		"a\nb\n\n": "b",
+		"error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, use '-- --bogus'\n\nUsage: codex exec [OPTIONS] [PROMPT]\n\nFor more information, try '--help'.\n": "error: unexpected argument '--bogus' found",
+		"Error: x\n    at f (a.js:1:1)\n\nNode.js v22.3.0\n": "Error: x",
+		"bad \x1b]0;title\a\n":                               `bad \x1b]0;title\x07`,
+	})
+}

@@ -288,6 +288,8 @@ func nowText(st *runState, now time.Time, watch bool) string {
 		return s
 	case st.Phase == phaseDelay && st.WaitEndsRun:
 		return "the run ends in " + left() + " (--max-duration)"
+	case st.Phase == phaseDelay && st.PauseAfter > 0:
+		return "next iteration in " + left() + " (a pause after " + plural(st.PauseAfter, "failure") + " in a row)"
 	case st.Phase == phaseDelay:
 		return "next iteration in " + left()
 	case st.Phase == phaseQuestion:

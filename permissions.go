@@ -7,14 +7,14 @@ package main
 // --allowed-tools LIST are passed to claude as --permission-mode and
 // --allowedTools, after claude.args; init saves them in the workspace's
 // config (claude.permissionMode, claude.allowedTools), run gives them for
-// one run; MODE is claude's to check (its modes change between versions),
-// the tool list is split at commas. The verifier gets the same settings
+// one run; MODE is one of claude's modes (checkPermissionMode), the tool
+// list is split at commas. The verifier gets the same settings
 // less the write tools (verify.go).
 
 import (
 	"errors"
+	"slices"
 	"strings"
-	"unicode"
 )
 
 // checkPermissionFlags checks the values of --permission-mode and
@@ -31,11 +31,16 @@ func checkPermissionFlags(mode, tools stringFlag) error {
 	return nil
 }
 
-// checkPermissionMode checks a permission mode as far as the tool can:
-// one word, not a flag.
+// claudeModes are the permission modes claude takes: the choices its
+// --help lists (claude 2.1.330, scripts/install-claude.sh), and default,
+// which it takes too. Codex's are a subset (codexSandbox). A mode outside
+// them would fail every iteration the same way (claude exits 1 on it).
+var claudeModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "manual", "plan"}
+
+// checkPermissionMode checks a permission mode: one of claudeModes.
 func checkPermissionMode(s string) error {
-	if s == "" || strings.IndexFunc(s, unicode.IsSpace) >= 0 || strings.HasPrefix(s, "-") {
-		return errors.New("want one of claude's modes, e.g. acceptEdits")
+	if !slices.Contains(claudeModes, s) {
+		return errors.New("want one of claude's modes: " + strings.Join(claudeModes, ", "))
 	}
 	return nil
 }

@@ -470,7 +470,7 @@ func (r *runner) newVerifier() (*verifier, error) {
 		spec.args = append(spec.args, "--dangerously-skip-permissions")
 	}
 	return &verifier{root: r.workRoot(), ws: r.ws, depth: r.cfg.Verification.Depth, spec: spec, agent: a.name(), refusedFix: a.verifierRefusedHint(),
-		timeout: r.opts.iterationTimeout.d, idle: r.opts.idleTimeout.d}, nil
+		timeout: r.cfg.IterationTimeout, idle: r.cfg.IdleTimeout}, nil
 }
 
 // buildPrompt returns this iteration's prompt.

@@ -78,6 +78,9 @@ type runState struct {
 	// WaitEndsRun: the wait ends at the run's deadline (--max-duration),
 	// not in a retry or a next iteration.
 	WaitEndsRun bool `json:"waitEndsRun,omitempty"`
+	// PauseAfter: the delay is the pause after this many failed
+	// iterations in a row (pauseAfterFailures).
+	PauseAfter int `json:"pauseAfter,omitempty"`
 }
 
 // stateLine is one scrolling line of the run's output.
