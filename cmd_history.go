@@ -470,7 +470,7 @@ func outputWidth(out io.Writer) int {
 	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	if f, ok := out.(*os.File); ok && isTerminal(f) {
+	if f := terminalBehind(out); f != nil && isTerminal(f) {
 		return terminalWidth(f)
 	}
 	return 0

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,7 +93,7 @@ func writePS(w io.Writer, runs []runView, here bool) error {
 	// On a terminal (TERM=dumb, or watch --all without one on stdin) the
 	// table fits its width as watch --all's live one does, rather than
 	// wrapping; a pipe or a file gets every column.
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
+	if f := terminalBehind(w); f != nil && isTerminal(f) {
 		cols, _ := terminalSize(f)
 		header, lines := fitTable(psHeader, rows, psPriorities, cols)
 		_, err := fmt.Fprintln(w, header+"\n"+strings.Join(lines, "\n"))

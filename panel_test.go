@@ -203,7 +203,7 @@ func TestSanitize(t *testing.T) {
 		{"\u009b31m", `\u009b31m`},
 		{"a\u202egnp.exe", `a\u202egnp.exe`},
 		{"bad \xff byte", `bad \xff byte`},
-		{"del\x7f bs\b", `del\x7f bs\x08`},
+		{"del\x7f bs\b", `del\u007f bs\x08`},
 	} {
 		if got := string(sanitize([]byte(tc.in))); got != tc.want {
 			t.Errorf("sanitize(%q) = %q; want %q", tc.in, got, tc.want)
