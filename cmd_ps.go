@@ -125,6 +125,11 @@ func psRow(v runView) []string {
 // fitTable lays out a table in w columns: columns two spaces apart, the
 // lowest-priority ones dropped and the last one clipped until it fits.
 func fitTable(header []string, rows [][]string, prio []int, w int) (string, []string) {
+	return fitColumns(header, rows, prio, w, len(header)-1)
+}
+
+// fitColumns is fitTable with the column that is clipped named: flex.
+func fitColumns(header []string, rows [][]string, prio []int, w, flex int) (string, []string) {
 	n := len(header)
 	widths := make([]int, n)
 	for i, h := range header {
@@ -146,10 +151,9 @@ func fitTable(header []string, rows [][]string, prio []int, w int) (string, []st
 		}
 		return t + 2*max(k-1, 0)
 	}
-	last := n - 1
 	for total() > w {
-		if over := total() - w; keep[last] && widths[last]-over >= minFlexWidth {
-			widths[last] -= over
+		if over := total() - w; keep[flex] && widths[flex]-over >= minFlexWidth {
+			widths[flex] -= over
 			break
 		}
 		low := -1
@@ -174,7 +178,7 @@ func fitTable(header []string, rows [][]string, prio []int, w int) (string, []st
 			}
 			c = clipWidth(c, widths[i])
 			b.WriteString(c)
-			if i != last {
+			if i != n-1 {
 				b.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)))
 			}
 		}
