@@ -331,7 +331,7 @@ func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 		shown = fmt.Sprintf(" · the last %d shown", s.n)
 	}
 	header := fmt.Sprintf("Run %s · %s · %s%s · %s · %s%s", s.id, s.first.Local().Format("2006-01-02 15:04"),
-		plural(t.Iterations, "iteration"), failed, compactDuration(s.elapsed), costText(t.CostUSD, t.EstimatedUSD > 0), shown)
+		plural(t.Iterations, "iteration"), failed, workDuration(s.elapsed), costText(t.CostUSD, t.EstimatedUSD > 0), shown)
 	for _, line := range wrapParts(header, " · ", width) {
 		fmt.Fprintln(w, line)
 	}
@@ -473,7 +473,7 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 	if rec.FilesChanged != nil {
 		files = strconv.Itoa(len(rec.FilesChanged))
 	}
-	cells := [len(historyColumns)]string{strconv.Itoa(rec.Iteration), start, compactDuration(rec.duration()), result, cost, progress, tools, refused, files}
+	cells := [len(historyColumns)]string{strconv.Itoa(rec.Iteration), start, workDuration(rec.duration()), result, cost, progress, tools, refused, files}
 	for i, c := range cells {
 		cells[i] = strings.ReplaceAll(c, "\t", " ")
 	}
