@@ -31,7 +31,12 @@ type command struct {
 	// waits: the command mostly waits (on an agent, a run, a log), for as
 	// long as it runs; main gives it one P (mostlyWaits).
 	waits bool
-	run   func(env *cliEnv, args []string) error
+	// ownScreen: the command sanitizes what it shows itself, for it draws
+	// on the terminal (a panel, colours), or its log goes raw to a file,
+	// or its output must stay a file (serve's Sync); every other command's
+	// output goes through a screenWriter (sanitize.go), whole.
+	ownScreen bool
+	run       func(env *cliEnv, args []string) error
 }
 
 // manual is c's full usage text.
@@ -59,14 +64,14 @@ func commandTable() []*command {
 		{name: "init", summary: "create a workspace for a task", usage: initUsage, run: runInit},
 		{name: "setup", summary: "write a workspace's task with claude, interactively", usage: setupUsage, waits: true, run: runSetup},
 		{name: "edit", summary: "refine a workspace's task with claude, interactively", usage: editUsage, waits: true, run: runEdit},
-		{name: "run", summary: "run the agent in a loop on a workspace's task", usage: runUsage, waits: true, run: runRun},
+		{name: "run", summary: "run the agent in a loop on a workspace's task", usage: runUsage, waits: true, ownScreen: true, run: runRun},
 		{name: "stop", summary: "ask a run to stop after its current iteration", usage: stopUsage, run: runStop},
-		{name: "verify", summary: "check with a read-only verifier whether the task is really done", usage: verifyUsage, waits: true, run: runVerify},
+		{name: "verify", summary: "check with a read-only verifier whether the task is really done", usage: verifyUsage, waits: true, ownScreen: true, run: runVerify},
 		{name: "answer", summary: "answer the question the agent asked", usage: answerUsage, run: runAnswer},
-		{name: "watch", summary: "show the live panel of a run in progress, or every run (--all)", usage: watchUsage, waits: true, run: runWatch},
-		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, waits: true, run: runLogs},
+		{name: "watch", summary: "show the live panel of a run in progress, or every run (--all)", usage: watchUsage, waits: true, ownScreen: true, run: runWatch},
+		{name: "logs", summary: "print a workspace's run log, or follow a run in progress", usage: logsUsage, waits: true, ownScreen: true, run: runLogs},
 		{name: "ps", summary: "list the runs going on on this machine, in every project", usage: psUsage, run: runPS},
-		{name: "serve", summary: "serve a web page and a JSON API over the runs going on, for a browser or a phone", usage: serveUsage, waits: true, run: runServe},
+		{name: "serve", summary: "serve a web page and a JSON API over the runs going on, for a browser or a phone", usage: serveUsage, waits: true, ownScreen: true, run: runServe},
 		{name: "list", summary: "list the named workspaces (not those at a path) and their progress", usage: listUsage, run: runList},
 		{name: "status", summary: "show one workspace in detail, including why its last run stopped", usage: statusUsage, run: runStatus},
 		{name: "history", summary: "show what each iteration did: a table and a chart per run", usage: historyUsage, run: runHistory},
@@ -159,7 +164,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) exitStatus {
 		fmt.Fprintf(stderr, "Run '%s --help' for the list of commands.\n", progName)
 		return exitStatus{code: exitUsage}
 	}
-	warnUserConfig(stderr)
+	if !c.ownScreen {
+		// No path or name the command prints (a project root named with
+		// an escape sequence) drives the terminal.
+		out, errOut := &screenWriter{w: stdout}, &screenWriter{w: stderr}
+		defer out.flush()
+		defer errOut.flush()
+		env.stdout, env.stderr = out, errOut
+	}
+	warnUserConfig(sanitizingWriter{stderr})
 	return report(env, c, c.run(env, rest))
 }
 

@@ -47,8 +47,12 @@ Run 'claude-iterate help <command>' for more about a command.
 
 func printMainUsage(w io.Writer) {
 	var b strings.Builder
+	name := 0 // the summaries' column: after the longest name
 	for _, c := range commandTable() {
-		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+		name = max(name, len(c.name))
+	}
+	for _, c := range commandTable() {
+		fmt.Fprintf(&b, "  %-*s  %s\n", name, c.name, c.summary)
 	}
 	printManual(w, fmt.Sprintf(mainUsage, b.String()))
 }
@@ -101,7 +105,8 @@ func printManual(w io.Writer, text string) {
 func wrapManual(text string, width int) string {
 	var b strings.Builder
 	examples := false
-	for _, line := range strings.SplitAfter(text, "\n") {
+	lines := strings.SplitAfter(text, "\n")
+	for i, line := range lines {
 		body := strings.TrimSuffix(line, "\n")
 		if body != "" && body[0] != ' ' {
 			examples = strings.HasPrefix(body, "Examples:")
@@ -115,7 +120,16 @@ func wrapManual(text string, width int) string {
 		if examples && !strings.HasPrefix(strings.TrimSpace(body), "#") {
 			folded = foldCommand(body, indent, width)
 		} else {
-			folded = foldText(body, hangColumn(body, indent, width), width)
+			hang := hangColumn(body, indent, width)
+			folded = foldText(body, hang, width)
+			if hang == 0 && i+1 < len(lines) && continuesProse(lines[i+1]) {
+				// A paragraph's line: what it folds joins the next
+				// line, rather than standing alone, short.
+				rest := folded[len(folded)-1]
+				lines[i+1] = rest + " " + strings.TrimLeft(lines[i+1], " ")
+				b.WriteString(strings.Join(folded[:len(folded)-1], "\n") + "\n")
+				continue
+			}
 		}
 		b.WriteString(strings.Join(folded, "\n"))
 		if strings.HasSuffix(line, "\n") {
@@ -123,6 +137,14 @@ func wrapManual(text string, width int) string {
 		}
 	}
 	return b.String()
+}
+
+// continuesProse reports whether next (a line with its newline) goes on
+// the paragraph of a line of prose (not indented): it is text, not
+// indented either, and not a section's title.
+func continuesProse(next string) bool {
+	body, ok := strings.CutSuffix(next, "\n")
+	return ok && body != "" && body[0] != ' ' && !strings.HasSuffix(body, ":")
 }
 
 // hangColumn is where the continuation of a long manual line starts: the

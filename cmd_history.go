@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,8 @@ after it, the tools it used, the tool calls claude refused, and how many
 project files it changed (in a git work tree). Each run is shown with its
 totals, under a chart of its iterations' durations and costs and of the
 progress over them. On a terminal (or with $COLUMNS) the table fits its
-width: the result, tools and refused calls are cut short with "…". With
+width: the result, tools and refused calls are cut short with "…", and
+on a narrow one the files, refused calls, tools and start go. With
 --last N, a run's header still gives its totals, and says N are shown.
 A workspace in a git worktree (run --worktree) ends with a line on its
 branch: commits ahead of and behind its base, uncommitted files, merged.
@@ -243,6 +245,11 @@ var historyColumns = [...]string{"#", "START", "TIME", "RESULT", "COST", "PROGRE
 // the output's width: RESULT, TOOLS and REFUSED.
 var historyFlexColumns = []int{3, 6, 7}
 
+// historyPriorities say which columns a narrow output drops first (the
+// lowest), as ps's table does (fitTable): FILES, REFUSED, TOOLS, START,
+// TIME, PROGRESS, COST; # and RESULT stay.
+var historyPriorities = [len(historyColumns)]int{prioKeep, 4, 5, prioKeep, 7, 6, 3, 2, 1}
+
 // minColumnWidth is as narrow as a column that gives way gets (or its
 // header, if wider).
 const minColumnWidth = 6
@@ -259,6 +266,8 @@ type runSummary struct {
 	turns      int
 	chart      []*iterationRecord // its last rows: all, or over maxChartWidth (up to twice)
 	widths     [len(historyColumns)]int
+	hidden     [len(historyColumns)]bool // the columns a narrow output drops
+	width      int                       // the output's width (0: any)
 }
 
 // addEarlier sums up the run's records before offset from (the start of
@@ -322,7 +331,7 @@ func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 		shown = fmt.Sprintf(" · the last %d shown", s.n)
 	}
 	header := fmt.Sprintf("Run %s · %s · %s%s · %s · %s%s", s.id, s.first.Local().Format("2006-01-02 15:04"),
-		plural(t.Iterations, "iteration"), failed, compactDuration(s.elapsed), costText(t.CostUSD, t.EstimatedUSD > 0), shown)
+		plural(t.Iterations, "iteration"), failed, workDuration(s.elapsed), costText(t.CostUSD, t.EstimatedUSD > 0), shown)
 	for _, line := range wrapParts(header, " · ", width) {
 		fmt.Fprintln(w, line)
 	}
@@ -332,7 +341,7 @@ func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 		// 60 iterations)" after them.
 		bars = max(10, min(bars, width-12-34))
 	}
-	showChart(w, s.chart, bars)
+	showChart(w, s.chart, bars, width)
 	s.fit(width)
 	s.printRow(w, historyColumns)
 	for i := 0; i < s.n; i++ {
@@ -349,25 +358,49 @@ func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 // pad every row of its run to that.
 const pipeColumnWidth = 80
 
-// fit narrows the flexible columns, the widest first, one column at a
-// time (so that they end up alike), until a row fits width columns (0:
-// any) or each is as narrow as it gets.
+// fit drops the lowest-priority columns (historyPriorities) while the
+// others do not fit width columns (0: any) even at their narrowest, then
+// narrows the flexible columns, the widest first, one column at a time
+// (so that they end up alike), until a row fits or each is as narrow as
+// it gets.
 func (s *runSummary) fit(width int) {
+	s.width = width
 	if width <= 0 { // a pipe or a file: one long cell must not widen every row
 		for _, i := range historyFlexColumns {
 			s.widths[i] = min(s.widths[i], pipeColumnWidth)
 		}
 		return
 	}
-	total := 2 * (len(s.widths) - 1)
-	for _, c := range s.widths {
-		total += c
-	}
 	floor := func(i int) int { return max(minColumnWidth, displayWidth(historyColumns[i])) }
-	for ; total > width; total-- {
+	total := func(narrowest bool) int {
+		t, k := 0, 0
+		for i, c := range s.widths {
+			if s.hidden[i] {
+				continue
+			}
+			if narrowest && slices.Contains(historyFlexColumns, i) {
+				c = min(c, floor(i))
+			}
+			t, k = t+c, k+1
+		}
+		return t + 2*max(k-1, 0)
+	}
+	for total(true) > width {
+		low := -1
+		for i, p := range historyPriorities {
+			if !s.hidden[i] && p < prioKeep && (low < 0 || p < historyPriorities[low]) {
+				low = i
+			}
+		}
+		if low < 0 {
+			break
+		}
+		s.hidden[low] = true
+	}
+	for t := total(false); t > width; t-- {
 		widest := -1
 		for _, i := range historyFlexColumns {
-			if s.widths[i] > floor(i) && (widest < 0 || s.widths[i] > s.widths[widest]) {
+			if !s.hidden[i] && s.widths[i] > floor(i) && (widest < 0 || s.widths[i] > s.widths[widest]) {
 				widest = i
 			}
 		}
@@ -381,18 +414,25 @@ func (s *runSummary) fit(width int) {
 // printRow prints a row of the table, each cell cut short with "…" to its
 // column's width, each column but the last padded to it and two spaces
 // (as text/tabwriter would, which holds every row of the table until it
-// ends).
+// ends), without the columns fit dropped, and cut to the output's width.
 func (s *runSummary) printRow(w io.Writer, cells [len(historyColumns)]string) {
 	var b strings.Builder
 	for i, c := range cells {
+		if s.hidden[i] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("  ")
+		}
 		c = clipWidth(c, s.widths[i])
 		b.WriteString(c)
-		if i < len(cells)-1 {
-			b.WriteString(strings.Repeat(" ", s.widths[i]-displayWidth(c)+2))
-		}
+		b.WriteString(strings.Repeat(" ", s.widths[i]-displayWidth(c)))
 	}
-	b.WriteByte('\n')
-	io.WriteString(w, b.String())
+	line := strings.TrimRight(b.String(), " ")
+	if s.width > 0 {
+		line = clipWidth(line, s.width)
+	}
+	io.WriteString(w, line+"\n")
 }
 
 // rowCells are the cells of a record's row in its run's table, whole (the
@@ -433,7 +473,7 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 	if rec.FilesChanged != nil {
 		files = strconv.Itoa(len(rec.FilesChanged))
 	}
-	cells := [len(historyColumns)]string{strconv.Itoa(rec.Iteration), start, compactDuration(rec.duration()), result, cost, progress, tools, refused, files}
+	cells := [len(historyColumns)]string{strconv.Itoa(rec.Iteration), start, workDuration(rec.duration()), result, cost, progress, tools, refused, files}
 	for i, c := range cells {
 		cells[i] = strings.ReplaceAll(c, "\t", " ")
 	}
@@ -470,7 +510,7 @@ func outputWidth(out io.Writer) int {
 	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	if f, ok := out.(*os.File); ok && isTerminal(f) {
+	if f := terminalBehind(out); f != nil && isTerminal(f) {
 		return terminalWidth(f)
 	}
 	return 0
@@ -507,7 +547,7 @@ func sparkline(vs []float64) string {
 
 // showChart draws a run's durations, costs and progress per iteration,
 // at most bars of them (the last ones).
-func showChart(w io.Writer, recs []*iterationRecord, bars int) {
+func showChart(w io.Writer, recs []*iterationRecord, bars, width int) {
 	shown := recs
 	note := ""
 	if len(shown) > bars {
@@ -530,8 +570,15 @@ func showChart(w io.Writer, recs []*iterationRecord, bars int) {
 		}
 		prog = append(prog, p)
 	}
-	fmt.Fprintf(w, "  time      %s  max %s%s\n", sparkline(durs), compactDuration(maxDur), note)
-	fmt.Fprintf(w, "  cost      %s  max %s\n", sparkline(costs), formatCost(maxCost))
+	say := func(format string, args ...any) { // a line cut to width (0: any)
+		line := fmt.Sprintf(format, args...)
+		if width > 0 {
+			line = clipWidth(line, width)
+		}
+		fmt.Fprintln(w, line)
+	}
+	say("  time      %s  max %s%s", sparkline(durs), compactDuration(maxDur), note)
+	say("  cost      %s  max %s", sparkline(costs), formatCost(maxCost))
 	if hasProgress {
 		var from, to *progressRep
 		for _, rec := range shown {
@@ -546,6 +593,6 @@ func showChart(w io.Writer, recs []*iterationRecord, bars int) {
 		prog = append(prog, 1)
 		line := sparkline(prog)
 		line = string([]rune(line)[:len(prog)-1])
-		fmt.Fprintf(w, "  progress  %s  %d/%d → %d/%d\n", line, from.Completed, from.Total, to.Completed, to.Total)
+		say("  progress  %s  %d/%d → %d/%d", line, from.Completed, from.Total, to.Completed, to.Total)
 	}
 }

@@ -7,7 +7,6 @@ package main
 // template the user must fill in before the first run.
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 const starterInstructions = `# Task
@@ -212,17 +210,17 @@ func readInstructions(stdin io.Reader, path string) (string, error) {
 		}
 		data, err = readRegularFile(path, taskFileCap)
 	}
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("instructions file %s does not exist", path)
-		}
+	if err == nil {
+		err = taskText(data) // run's rule too (fileCache)
+	}
+	if err != nil && path == "-" {
 		return "", fmt.Errorf("reading instructions from %s: %w", name, unwrapPathError(err))
+	}
+	if err != nil {
+		return "", readFault("instructions file", path, path, err, false)
 	}
 	if strings.TrimSpace(string(data)) == "" {
 		return "", fmt.Errorf("instructions from %s are empty", name)
-	}
-	if !utf8.Valid(data) {
-		return "", fmt.Errorf("instructions from %s are not UTF-8 text", name)
 	}
 	s := string(data)
 	if !strings.HasSuffix(s, "\n") {

@@ -90,7 +90,7 @@ func runLogs(env *cliEnv, args []string) error {
 	arg := strings.Join(pos, "")
 	if *list {
 		for i, l := range logs {
-			fmt.Fprintf(env.stdout, "%3d  %s\n", i+1, relPath(env.projectRoot, l))
+			fmt.Fprintf(env.stdout, "%3d  %s\n", i+1, sanitizeString(relPath(env.projectRoot, l)))
 		}
 		return nil
 	}

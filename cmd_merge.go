@@ -136,7 +136,7 @@ func runMerge(env *cliEnv, args []string) error {
 	}
 	if out, err := runGit(st.Worktree, "status", "--porcelain", "--untracked-files=all"); err == nil && len(strings.TrimSpace(string(out))) > 0 {
 		n := len(strings.Split(strings.TrimSpace(string(out)), "\n"))
-		fmt.Fprintf(env.stderr, "%s: warning: %s uncommitted in the worktree %s %s not merged (the next run commits them)\n", progName, plural(n, "file"), relPath(env.projectRoot, st.Worktree), map[bool]string{true: "is", false: "are"}[n == 1])
+		fmt.Fprintf(env.stderr, "%s: warning: %s uncommitted in the worktree %s %s not merged (the next run commits %s)\n", progName, plural(n, "file"), relPath(env.projectRoot, st.Worktree), map[bool]string{true: "is", false: "are"}[n == 1], map[bool]string{true: "it", false: "them"}[n == 1])
 	}
 	if st.Squashed != "" {
 		if err := w.save(); err != nil {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -95,7 +94,7 @@ func writePS(w io.Writer, runs []runView, here bool) error {
 	// On a terminal (TERM=dumb, or watch --all without one on stdin) the
 	// table fits its width as watch --all's live one does, rather than
 	// wrapping; a pipe or a file gets every column.
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
+	if f := terminalBehind(w); f != nil && isTerminal(f) {
 		cols, _ := terminalSize(f)
 		header, lines := fitTable(psHeader, rows, psPriorities, cols)
 		_, err := fmt.Fprintln(w, header+"\n"+strings.Join(lines, "\n"))
@@ -131,6 +130,11 @@ func psRow(v runView) []string {
 // fitTable lays out a table in w columns: columns two spaces apart, the
 // lowest-priority ones dropped and the last one clipped until it fits.
 func fitTable(header []string, rows [][]string, prio []int, w int) (string, []string) {
+	return fitColumns(header, rows, prio, w, len(header)-1)
+}
+
+// fitColumns is fitTable with the column that is clipped named: flex.
+func fitColumns(header []string, rows [][]string, prio []int, w, flex int) (string, []string) {
 	n := len(header)
 	widths := make([]int, n)
 	for i, h := range header {
@@ -152,10 +156,9 @@ func fitTable(header []string, rows [][]string, prio []int, w int) (string, []st
 		}
 		return t + 2*max(k-1, 0)
 	}
-	last := n - 1
 	for total() > w {
-		if over := total() - w; keep[last] && widths[last]-over >= minFlexWidth {
-			widths[last] -= over
+		if over := total() - w; keep[flex] && widths[flex]-over >= minFlexWidth {
+			widths[flex] -= over
 			break
 		}
 		low := -1
@@ -180,7 +183,7 @@ func fitTable(header []string, rows [][]string, prio []int, w int) (string, []st
 			}
 			c = clipWidth(c, widths[i])
 			b.WriteString(c)
-			if i != last {
+			if i != n-1 {
 				b.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)))
 			}
 		}

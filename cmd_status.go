@@ -221,15 +221,28 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	if len(r.Conditions) > 0 {
 		fmt.Fprintf(out, "Conditions:\n")
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		for _, c := range r.Conditions {
+		rows := make([][]string, len(r.Conditions))
+		for i, c := range r.Conditions {
 			met := ""
 			if c.Met {
 				met = "met"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%3.0f%%\t%s\t%s\n", c.Group, clip(firstNonEmpty(c.Condition, c.Type), 60), c.Progress*100, met, c.Reason)
+			rows[i] = []string{c.Group, clip(firstNonEmpty(c.Condition, c.Type), 60), fmt.Sprintf("%3.0f%%", c.Progress*100), met, oneLine(c.Reason)}
 		}
-		tw.Flush()
+		if width := outputWidth(env.stdout); width > 0 {
+			// A narrow output: the condition is clipped, and the lowest-
+			// priority columns go (the table's, as ps's does).
+			_, lines := fitColumns(make([]string, len(rows[0])), rows, condPriorities, width-2, 1)
+			for _, l := range lines {
+				fmt.Fprintf(out, "  %s\n", l)
+			}
+		} else {
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			for _, row := range rows {
+				fmt.Fprintf(tw, "  %s\n", strings.Join(row, "\t"))
+			}
+			tw.Flush()
+		}
 	}
 	if r.Log != "" {
 		fmt.Fprintf(out, "Log:         %s\n", relPath(env.projectRoot, r.Log))
@@ -257,6 +270,11 @@ func dryRunText(v runView) string {
 	}
 	return strings.Join(parts, ", ") + ", " + scratchOf(v.entry) + ": the workspace is left unchanged"
 }
+
+// condPriorities say which columns of status's Conditions table a narrow
+// output drops first (the lowest): the reason, the group, the percentage;
+// the condition (clipped) and whether it is met stay.
+var condPriorities = []int{2, prioKeep, 3, prioKeep, 1}
 
 func derefInt(p *int) int {
 	if p == nil {

@@ -15,7 +15,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -306,7 +305,7 @@ func loadFileLayer(name, path string) (*configLayer, error) {
 		if errors.As(err, &fe) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, readFault("", path, path, err, true)
 	}
 	if err := doc.wantObject(); err != nil {
 		return nil, err

@@ -93,7 +93,11 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	// about it before the failure itself.
 	if warn != nil && !failed && ts.Source != statusFile && !r.statusWarned && !r.ws.Ralph {
 		r.statusWarned = true
-		r.con.noticef("warning: %v; progress falls back to %s", warn, firstNonEmpty(ts.Source, "nothing"))
+		if ts.Source != "" {
+			r.con.noticef("warning: %v; progress falls back to %s", warn, ts.Source)
+		} else {
+			r.con.noticef("warning: %v; no progress can be shown", warn)
+		}
 		r.log.printf("WARNING: %v", warn)
 	}
 	fatal := o.fatal()

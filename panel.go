@@ -164,7 +164,7 @@ func fieldItems(st *runState, now time.Time) []panelItem {
 		items = append(items, field("ETA", "~"+compactDuration(eta), 6))
 	}
 	if st.Totals.Iterations > 0 {
-		items = append(items, field("Avg", compactDuration(time.Duration(st.Totals.DurationMS)*time.Millisecond/time.Duration(st.Totals.Iterations)), 4))
+		items = append(items, field("Avg", workDuration(time.Duration(st.Totals.DurationMS)*time.Millisecond/time.Duration(st.Totals.Iterations)), 4))
 	}
 	items = append(items, field("Mode", st.Mode, 1))
 	if t := st.tasksText(); t != "" {

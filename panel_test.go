@@ -139,6 +139,13 @@ func TestCompactDuration(t *testing.T) {
 			t.Errorf("compactDuration(%v) = %q; want %q", tc.d, got, tc.want)
 		}
 	}
+	// the time work took (the panel's Avg, history's TIME): never "0s"
+	// for some
+	for d, want := range map[time.Duration]string{0: "0s", time.Millisecond: "<1s", 499 * time.Millisecond: "<1s", 500 * time.Millisecond: "1s", 42 * time.Second: "42s"} {
+		if got := workDuration(d); got != want {
+			t.Errorf("workDuration(%v) = %q; want %q", d, got, want)
+		}
+	}
 }
 
 func TestDisplayWidthAndClip(t *testing.T) {
@@ -203,7 +210,7 @@ func TestSanitize(t *testing.T) {
 		{"\u009b31m", `\u009b31m`},
 		{"a\u202egnp.exe", `a\u202egnp.exe`},
 		{"bad \xff byte", `bad \xff byte`},
-		{"del\x7f bs\b", `del\x7f bs\x08`},
+		{"del\x7f bs\b", `del\u007f bs\x08`},
 	} {
 		if got := string(sanitize([]byte(tc.in))); got != tc.want {
 			t.Errorf("sanitize(%q) = %q; want %q", tc.in, got, tc.want)

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 //go:embed prompts
@@ -66,15 +67,35 @@ func (c *fileCache) read(path string) ([]byte, error) {
 	if err != nil {
 		// Read anyway: a reader expects open's error ("open …"), and the
 		// file may have appeared since.
-		return readRegularFile(path, taskFileCap)
+		data, err := readRegularFile(path, taskFileCap)
+		if err == nil {
+			err = taskText(data)
+		}
+		return data, err
 	}
 	if c.fi != nil && c.path == path && os.SameFile(c.fi, fi) && fi.Size() == c.fi.Size() && fi.ModTime().Equal(c.fi.ModTime()) {
 		return c.data, nil
 	}
 	data, err := readRegularFile(path, taskFileCap)
+	if err == nil {
+		err = taskText(data)
+	}
 	if err != nil {
 		return nil, err
 	}
 	c.path, c.fi, c.data = path, fi, data
 	return data, nil
+}
+
+// errNotText is a task or prompt file that is not UTF-8 text.
+var errNotText = errors.New("not UTF-8 text")
+
+// taskText is the one rule for a task's text (init's --instructions, the
+// INSTRUCTIONS.md and the prompt file a run reads): UTF-8, no other
+// encoding, which the agent would be given garbled.
+func taskText(data []byte) error {
+	if !utf8.Valid(data) {
+		return errNotText
+	}
+	return nil
 }

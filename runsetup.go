@@ -364,7 +364,7 @@ func (r *runner) checkTask() error {
 func (r *runner) readPromptFile() (string, error) {
 	data, err := r.promptCache.read(r.opts.prompt.s)
 	if err != nil {
-		return "", fmt.Errorf("reading prompt file: %w", err)
+		return "", readFault("prompt file", r.opts.prompt.s, r.opts.prompt.s, err, false)
 	}
 	if strings.TrimSpace(string(data)) == "" {
 		return "", fmt.Errorf("prompt file %s is empty", r.opts.prompt.s)

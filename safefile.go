@@ -360,3 +360,32 @@ func (i *fdInfo) Mode() fs.FileMode  { return fs.FileMode(i.st.Mode & 0o777) } /
 func (i *fdInfo) ModTime() time.Time { return statModTime(&i.st) }
 func (i *fdInfo) IsDir() bool        { return false }
 func (i *fdInfo) Sys() any           { return &i.st }
+
+// readFault words the one reader's refusal (err) of the file at path,
+// shown as shown, which what names ("prompt file"; "" when the path says
+// enough), one way for every file: "<what> <shown> does not exist", or
+// "<what> <shown> is a link to a missing file (<target>)", both still
+// errors.Is(err, fs.ErrNotExist); any other refusal "reading <what>
+// <shown>: <why>", with fileFaultHint's hint when fix is set (a file the
+// tool keeps, not one named on the command line: a pipe given there is
+// meant, and is refused without a hint to remove it).
+func readFault(what, path, shown string, err error, fix bool) error {
+	name := strings.TrimSpace(what + " " + shown)
+	if errors.Is(err, fs.ErrNotExist) {
+		if target, lerr := os.Readlink(path); lerr == nil {
+			return &missingFileError{fmt.Sprintf("%s is a link to a missing file (%s)", name, target)}
+		}
+		return &missingFileError{name + " does not exist"}
+	}
+	err = fmt.Errorf("reading %s: %w", name, unwrapPathError(err))
+	if hint := fileFaultHint(path, shown, err); fix && hint != "" {
+		return withHint(err, "%s", hint)
+	}
+	return err
+}
+
+// missingFileError is a missing file, worded by readFault.
+type missingFileError struct{ msg string }
+
+func (e *missingFileError) Error() string { return e.msg }
+func (e *missingFileError) Unwrap() error { return fs.ErrNotExist }

@@ -10,11 +10,14 @@ package main
 // a carriage return before a newline is dropped (CRLF text); C1 controls
 // (U+0080–U+009F, which a UTF-8 terminal may obey like ESC [), the
 // bidirectional overrides that reorder what is shown, and invalid UTF-8 are
-// written out too.
+// written out too. What encoding/json writes is still the same JSON once
+// sanitized (it escapes the ASCII controls but DEL, which is written out as
+// \u007f, as are the C1 and bidirectional controls).
 
 import (
 	"fmt"
 	"io"
+	"os"
 	"unicode/utf8"
 )
 
@@ -65,6 +68,9 @@ func sanitize(p []byte) []byte {
 			// CRLF: the newline is enough.
 		case r == '\r':
 			out = append(out, `\r`...)
+		case r == 0x7f:
+			// as JSON writes it: the JSON of a --json output stays JSON
+			out = append(out, `\u007f`...)
 		case r < utf8.RuneSelf || size == 1:
 			out = fmt.Appendf(out, `\x%02x`, p[i])
 		default:
@@ -119,4 +125,71 @@ func (s sanitizingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// screenWriter is sanitizingWriter for a command's whole output (cli.go
+// gives it to every command that draws no panel, so that no path or name it
+// prints drives the terminal): a character cut in two between writes (at a
+// buffer's edge) is kept for the next write and sanitized whole; flush
+// writes what is left at the end.
+type screenWriter struct {
+	w     io.Writer
+	carry []byte
+}
+
+func (s *screenWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(s.carry) > 0 {
+		p = append(s.carry, p...)
+		s.carry = nil
+	}
+	if k := unfinishedRune(p); k > 0 {
+		s.carry = append([]byte(nil), p[len(p)-k:]...)
+		p = p[:len(p)-k]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	if _, err := s.w.Write(sanitize(p)); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// flush writes a character left unfinished at the end, written out.
+func (s *screenWriter) flush() {
+	if len(s.carry) > 0 {
+		s.w.Write(sanitize(s.carry))
+		s.carry = nil
+	}
+}
+
+// unfinishedRune returns the length of the start of a UTF-8 character that
+// p ends with, 0 when p ends with a whole one (or with bytes that start
+// none).
+func unfinishedRune(p []byte) int {
+	for k := 1; k <= 3 && k <= len(p); k++ {
+		b := p[len(p)-k]
+		if b < utf8.RuneSelf {
+			return 0
+		}
+		if utf8.RuneStart(b) {
+			if utf8.FullRune(p[len(p)-k:]) {
+				return 0
+			}
+			return k
+		}
+	}
+	return 0
+}
+
+// terminalBehind returns the file a command's output goes to, through the
+// screenWriter cli.go puts before it, when it is one (nil otherwise): the
+// file a table asks its terminal's width.
+func terminalBehind(w io.Writer) *os.File {
+	if s, ok := w.(*screenWriter); ok {
+		w = s.w
+	}
+	f, _ := w.(*os.File)
+	return f
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -63,5 +64,27 @@ func TestReportSanitizes(t *testing.T) {
 	}
 	if n, err := (sanitizingWriter{&out}).Write([]byte("\x1b[31m")); n != 5 || err != nil {
 		t.Errorf("sanitizingWriter.Write = %d, %v; want 5, nil", n, err)
+	}
+}
+
+// TestScreenWriter: a command's whole output is sanitized with a character
+// cut between two writes kept whole (a bufio or tabwriter buffer's edge),
+// a character left unfinished at the end written out by flush, and JSON
+// still the same JSON (DEL as \u007f).
+func TestScreenWriter(t *testing.T) {
+	var out bytes.Buffer
+	w := &screenWriter{w: &out}
+	for _, p := range []string{"a \xe2", "\x96", "\x81 b\x1b[31m ", "\"d\x7fel\" \xf0\x9f"} {
+		if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	w.flush()
+	if want := `a ▁ b\x1b[31m "d\u007fel" \xf0\x9f`; out.String() != want {
+		t.Errorf("screenWriter wrote %q, want %q", out.String(), want)
+	}
+	var v string
+	if err := json.Unmarshal(sanitize([]byte("\"d\x7fel \u009b\u202e\"")), &v); err != nil || v != "d\x7fel \u009b\u202e" {
+		t.Errorf("sanitized JSON reads back as %q, %v", v, err)
 	}
 }

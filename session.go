@@ -172,12 +172,11 @@ func sessionTerminal(env *cliEnv, cmd string) (in, out, errOut *os.File, err err
 	if !ok || !isTerminal(in) {
 		return nil, nil, nil, fmt.Errorf("%s talks with you through claude, in a terminal: standard input is not one", cmd)
 	}
-	out, ok = env.stdout.(*os.File)
-	if !ok || !isTerminal(out) {
+	out = terminalBehind(env.stdout)
+	if out == nil || !isTerminal(out) {
 		return nil, nil, nil, fmt.Errorf("%s talks with you through claude, in a terminal: standard output is not one", cmd)
 	}
-	errOut, ok = env.stderr.(*os.File)
-	if !ok {
+	if errOut = terminalBehind(env.stderr); errOut == nil {
 		errOut = out
 	}
 	return in, out, errOut, nil

@@ -90,6 +90,16 @@ func formatClock(t, now time.Time) string {
 	return t.Format("Mon Jan 2 15:04:05 MST")
 }
 
+// workDuration is compactDuration for the time some work took (an
+// iteration, its average, a run's): work under half a second is "<1s",
+// never "0s", which reads as none.
+func workDuration(d time.Duration) string {
+	if d > 0 && d < time.Second/2 {
+		return "<1s"
+	}
+	return compactDuration(d)
+}
+
 // compactDuration shows d as "42s", "5m42s", "1h05m" or "2d03h".
 func compactDuration(d time.Duration) string {
 	if d < 0 {

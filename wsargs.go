@@ -162,7 +162,7 @@ func workspacesDirLenient(env *cliEnv) (dir string, warn error) {
 func warnConfig(env *cliEnv, warn error) {
 	if warn != nil {
 		for _, l := range strings.Split(warn.Error(), "\n") {
-			fmt.Fprintf(env.stderr, "%s: warning: %s (ignored here)\n", progName, l)
+			fmt.Fprintf(env.stderr, "%s: warning: %s (ignored here)\n", progName, sanitizeString(l))
 		}
 	}
 }
