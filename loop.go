@@ -14,6 +14,13 @@ package main
 // A run is three parts: its configuration (runPlan, built by setup and
 // never changed after), its counters (runCounters, changed only by add,
 // from a record), and the loop (runner), which owns the run's machinery.
+//
+// It is longer than 600 lines because it holds the loop and every wait the
+// loop makes between iterations (the delay, the pause after failures, a
+// question's answer, a usage limit's reset, a claim's verification): they
+// are runner methods, which the shape rule keeps in three files (this one,
+// iteration.go for one iteration, runsetup.go for the setup), and they
+// share the loop's endings and deadline.
 
 import (
 	"fmt"
