@@ -26,7 +26,7 @@ func checkPromptFlag(c *fileCache, prompt stringFlag) error {
 	p := prompt.s
 	data, err := c.read(p)
 	if err != nil {
-		return usagef("invalid value %q for flag --prompt: %s: %v", p, p, unwrapPathError(err))
+		return usagef("%v", readFault("prompt file", p, p, err, false))
 	}
 	if strings.TrimSpace(string(data)) == "" {
 		return usagef("invalid value %q for flag --prompt: the file is empty", p)
