@@ -191,3 +191,12 @@ func TestParseHistoryParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestToolNames pins the order of a record's tools: most used first, then
+// by name (here the names' order is not the counts').
+func TestToolNames(t *testing.T) {
+	rec := &iterationRecord{Tools: map[string]int{"Bash": 1, "Read": 3, "Edit": 1, "Write": 2}}
+	if got, want := strings.Join(rec.toolNames(), " "), "Read Write Bash Edit"; got != want {
+		t.Errorf("toolNames = %q, want %q", got, want)
+	}
+}
