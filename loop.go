@@ -179,7 +179,11 @@ func (r *runner) loop() ending {
 	if r.sup.kb != nil {
 		keys = "; press s to stop after the current iteration"
 	}
-	r.con.progressf("Running %s (%s mode, up to %s)%s", r.ws.Name, r.mode, plural(r.maxIterations, "iteration"), keys)
+	apart := "" // the delay, said once: it is part of a run's time
+	if r.delay > 0 && r.maxIterations > 1 {
+		apart = ", " + roundDuration(r.delay).String() + " apart"
+	}
+	r.con.progressf("Running %s (%s mode, up to %s%s)%s", r.ws.Name, r.mode, plural(r.maxIterations, "iteration"), apart, keys)
 	var given []string
 	for _, gc := range r.stops.ordered {
 		if !gc.c.builtin {
