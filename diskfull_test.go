@@ -176,3 +176,27 @@ func TestDiskFullEnding(t *testing.T) {
 		t.Errorf("EACCES taken for a full device: %+v", got)
 	}
 }
+
+// TestHistoryPendingBound: a device that stays full keeps at most
+// maxPending records waiting, the first ones.
+func TestHistoryPendingBound(t *testing.T) {
+	h, err := openHistory(filepath.Join(t.TempDir(), historyFile), func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	real := h.f
+	h.f, h.at = full, newHeldPath(full.Name(), "/dev")
+	for i := 1; i <= maxPending+2; i++ {
+		h.append(&iterationRecord{Run: "r", Iteration: i})
+	}
+	if len(h.pending) != maxPending || !strings.Contains(string(h.pending[0]), `"iteration":1,`) {
+		t.Errorf("%d records pending (the first %.40q); want %d, from the first", len(h.pending), h.pending[0], maxPending)
+	}
+	h.f = real
+	full.Close()
+	h.close()
+}
