@@ -170,8 +170,11 @@ func parseKindValue(doc *jsonDoc, key *configKey, v *jsonNode) (any, error) {
 	case kindNumber:
 		return v.Float()
 	case kindDuration:
+		if f, err := v.Float(); err == nil && f == 0 {
+			return "0", nil // 0, as the help says and config shows it: never
+		}
 		if v.Kind != jsonString {
-			return nil, fmt.Errorf("want a duration as a string (e.g. \"10m\"), got %s", v.Kind)
+			return nil, fmt.Errorf("want a duration as a string (e.g. \"10m\"), or 0 for never; got %s", v.Kind)
 		}
 		if _, err := parseDuration(v.Str); err != nil {
 			return nil, err
