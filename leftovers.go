@@ -273,8 +273,8 @@ func leftPIDs(w *workspace) []int {
 // its processes taken for leftovers, and the processes ended are those the
 // next run would end (findLeftovers: the workspace's marker in their
 // environment, or the killed run's record, start times checked). The lock
-// is released as a run that ended cleanly releases it: nothing is left to
-// end.
+// is released with the killed run's record left in .lock: the next run
+// still takes that run's totals back and recovers its work in its name.
 func endKilledRun(out io.Writer, w *workspace, label string) bool {
 	if len(leftPIDs(w)) == 0 {
 		return false
@@ -283,7 +283,7 @@ func endKilledRun(out io.Writer, w *workspace, label string) bool {
 	if err != nil {
 		return false // a run took it meanwhile: its stop is the usual one
 	}
-	defer l.release()
+	defer l.releaseAs(prev)
 	lo := findLeftovers(l, prev, true)
 	if len(lo.procs) == 0 {
 		return false

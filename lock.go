@@ -438,6 +438,23 @@ func sameFile(fi os.FileInfo, f *os.File) bool {
 // release marks the run ended cleanly, unregisters it and drops the lock;
 // a second call does nothing.
 func (l *runLock) release() {
+	l.drop(func() {
+		l.record.Ended = true
+		l.record.Children = nil
+	})
+}
+
+// releaseAs drops the lock leaving rec in .lock, not this process's
+// record: stop ends a killed run's leftovers under the lock, and the next
+// run must still find that run's record, not ended (runsetup.go takes its
+// totals back from the history, a commit recovers its work in its name).
+func (l *runLock) releaseAs(rec runRecord) {
+	l.drop(func() { l.record = rec })
+}
+
+// drop sets the record (set), writes it, unregisters the run and drops
+// the lock; a second call does nothing.
+func (l *runLock) drop(set func()) {
 	if l == nil {
 		return
 	}
@@ -447,8 +464,7 @@ func (l *runLock) release() {
 	if l.f == nil {
 		return
 	}
-	l.record.Ended = true
-	l.record.Children = nil
+	set()
 	l.write()
 	l.f.Close() // closing the descriptor releases the flock
 	l.f = nil
