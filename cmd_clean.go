@@ -7,6 +7,7 @@ package main
 // elsewhere.
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -69,6 +70,9 @@ func runClean(env *cliEnv, args []string) error {
 		return err
 	}
 	defer release()
+	if w.Ralph { // ".": its directory is the project's root
+		return withHint(errors.New("clean removes a named workspace, not the ralph-mode run"), "claude-iterate reset . clears the ralph-mode run's state (.claude-iterate/)")
+	}
 	archiveDir := filepath.Join(env.projectRoot, archiveDirName)
 	if err := checkRemovable(env, w, archiveDir); err != nil {
 		return err
