@@ -225,7 +225,7 @@ func (r *runner) buildStops() error {
 			if errors.As(err, &fe) {
 				return &inputError{err}
 			}
-			return usagef("invalid value %q for flag --conditions: %v", opts.conditions.s, unwrapPathError(err))
+			return usagef("%v", readFault("conditions file", opts.conditions.s, opts.conditions.s, err, false))
 		}
 		c, err := decodeStopConfig(doc, doc.Root, "")
 		if err != nil {
