@@ -10,8 +10,11 @@ package main
 // never from tool output.
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -197,6 +200,11 @@ func (o *iterationOutcome) fatal() *fatalError {
 	}
 	all := strings.Join(texts, "\n")
 	switch {
+	case o.startErr != nil && (errors.Is(o.startErr, syscall.ENOEXEC) || errors.Is(o.startErr, syscall.EACCES) || errors.Is(o.startErr, fs.ErrNotExist)):
+		// Not a program (exec format error), not runnable, or gone: every
+		// start fails alike (a busy text file or no memory may not).
+		return &fatalError{"the agent cannot be started: " + o.startErr.Error(),
+			"check the agent's program: claude-iterate config get claude.command (codex: agents.codex.command), --claude, $CLAUDE_ITERATE_CLAUDE"}
 	case strings.Contains(all, "--dangerously-skip-permissions cannot be used with root"):
 		return &fatalError{"claude refuses --dangerously-skip-permissions when run as root", "set IS_SANDBOX=1 only inside a sandbox (a container or VM), or run as a normal user"}
 	case strings.Contains(all, "Not logged in"):
