@@ -577,7 +577,7 @@ func showChart(w io.Writer, recs []*iterationRecord, bars, width int) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	say("  time      %s  max %s%s", sparkline(durs), compactDuration(maxDur), note)
+	say("  time      %s  max %s%s", sparkline(durs), workDuration(maxDur), note)
 	say("  cost      %s  max %s", sparkline(costs), formatCost(maxCost))
 	if hasProgress {
 		var from, to *progressRep
