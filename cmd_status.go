@@ -216,7 +216,11 @@ func runStatus(env *cliEnv, args []string) error {
 	if r.StopRequested {
 		fmt.Fprintf(out, "Stop:        requested (%s exists; '%s' removes it)\n", stopFile, cancelCommand(pos))
 	}
-	if r.LastStopReason != "" {
+	switch {
+	case r.Status == statusKilled && r.LastStopReason != "":
+		// The reason kept is the run's before: the killed one said none.
+		fmt.Fprintf(out, "Last stop:   none: the last run was killed, or crashed (the run before it: %s, exit %d)\n", r.LastStopReason, derefInt(r.LastExitCode))
+	case r.LastStopReason != "":
 		fmt.Fprintf(out, "Last stop:   %s (exit %d)\n", r.LastStopReason, derefInt(r.LastExitCode))
 	}
 	if len(r.Conditions) > 0 {
