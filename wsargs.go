@@ -134,8 +134,14 @@ func hasRalphState(env *cliEnv) bool {
 // errNoRalphWorkspace is the usage error of a command given no workspace
 // in a directory without a ralph-mode run.
 func errNoRalphWorkspace() error {
-	return usagef("missing workspace (and no ralph-mode run in this directory: no %s)", filepath.Join(ralphStateDir, metadataFile))
+	return &noRalphError{usageError{fmt.Sprintf("missing workspace (and no ralph-mode run in this directory: no %s)", filepath.Join(ralphStateDir, metadataFile))}}
 }
+
+// noRalphError is errNoRalphWorkspace's: a usage error, and a state that
+// does not exist (os.ErrNotExist), as a missing workspace's.
+type noRalphError struct{ usageError }
+
+func (e *noRalphError) Unwrap() []error { return []error{&e.usageError, os.ErrNotExist} }
 
 // workspacesDirLenient is workspacesDir for the commands that only look at
 // a workspace or stop its run (status, list, watch, stop): a broken config
