@@ -53,7 +53,7 @@ func runEdit(env *cliEnv, args []string) error {
 	w, err := openWorkspace(env, base.WorkspacesDir, arg)
 	if err != nil {
 		var nw *errNoWorkspace
-		if errors.As(err, &nw) {
+		if errors.As(err, &nw) && (arg != "." || !hasRalphState(env)) { // ".": the ralph-mode run's hint stands
 			return withHint(nw, "create it with: claude-iterate setup %s", arg)
 		}
 		return err
