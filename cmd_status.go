@@ -210,7 +210,7 @@ func runStatus(env *cliEnv, args []string) error {
 	r.Question.print(out)
 	r.Verification.print(out)
 	if n := len(r.Leftovers); n > 0 {
-		fmt.Fprintf(out, "Leftovers:   %s\n", leftText(r.Leftovers, stopCommand(pos))+" (or the next run does)")
+		fmt.Fprintf(out, "Leftovers:   %s\n", leftText("the killed run", r.Leftovers, stopCommand(pos))+" (or the next run does)")
 	}
 	for _, v := range r.DryRuns {
 		fmt.Fprintf(out, "Dry run:     %s\n", dryRunText(v))

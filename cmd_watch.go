@@ -146,7 +146,7 @@ func lastEnding(w *workspace) string {
 	if w.displayStatus() == statusKilled {
 		s := fmt.Sprintf("%s (pid %d was killed, or it crashed, without saying how it ended)", statusKilled, w.meta.PID)
 		if left := leftPIDs(w); len(left) > 0 {
-			s += "; it left" + strings.TrimPrefix(leftText(left, wsCommand(w, "stop")), "the killed run left")
+			s += "; " + leftText("it", left, wsCommand(w, "stop"))
 		}
 		return s
 	}

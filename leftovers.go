@@ -234,11 +234,11 @@ func processesText(n int) string {
 	return fmt.Sprintf("%d processes", n)
 }
 
-// leftText says that a killed run left the processes pids running, and
+// leftText says that who (a killed run) left the processes pids running, and
 // that stop, the command given, ends them.
-func leftText(pids []int, stop string) string {
+func leftText(who string, pids []int, stop string) string {
 	it := map[bool]string{true: "it", false: "them"}[len(pids) == 1]
-	return fmt.Sprintf("the killed run left %s running (pid %s): '%s' ends %s", processesText(len(pids)), describePIDs(pids), stop, it)
+	return fmt.Sprintf("%s left %s running (pid %s): '%s' ends %s", who, processesText(len(pids)), describePIDs(pids), stop, it)
 }
 
 // leftPIDs are the pids of the processes that a killed run of w left
