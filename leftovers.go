@@ -192,7 +192,7 @@ func endLeftovers(con *console, root string, w *workspace, l *runLock, prev runR
 	for i, p := range lo.procs {
 		pids[i] = p.PID
 	}
-	con.errorf("an earlier run of %s%s was killed and left %s running (pid %s): ending them", w.Name, who, map[bool]string{true: "1 process", false: fmt.Sprintf("%d processes", len(pids))}[len(pids) == 1], describePIDs(pids))
+	con.errorf("an earlier run of %s%s was killed and left %s running (pid %s): ending them", w.Name, who, processesText(len(pids)), describePIDs(pids))
 	endProcs(lo.procs)
 }
 
