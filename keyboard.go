@@ -151,6 +151,9 @@ func (k *keyboard) active() bool {
 // Ctrl+Z; bash then puts its own modes back, and a shell that does not
 // would be left without echo). Modes that someone else set since are
 // theirs: readline's, for one, differ from cbreak (ICRNL and VLNEXT off).
+// Nothing typed is discarded here, even with ISIG off: the reader has read
+// it, and under a wrapper the foreground seen a moment ago may be the
+// shell's by now, with the user typing at its prompt.
 func (k *keyboard) pause() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -158,7 +161,7 @@ func (k *keyboard) pause() {
 	k.tty.SetReadDeadline(time.Now())
 	if k.cbreak {
 		if now, err := getTermios(k.tty); err == nil && (*now == k.mode || k.inForeground()) {
-			putModes(k.tty, now, k.saved)
+			setTermios(k.tty, k.saved)
 		}
 		k.cbreak = false
 	}
@@ -200,9 +203,12 @@ func (k *keyboard) read() {
 			if sig, ok := keySignal(b, k.saved); ok {
 				// The terminal's ISIG was turned off behind the tool's
 				// back (an agent that opened it by name): the key that
-				// should have been a signal still is one.
+				// should have been a signal still is one. As the
+				// terminal does, what was typed after it is discarded;
+				// the modes come back before the signal goes (raiseKey).
+				k.keepMode()
 				raiseKey(sig)
-				continue
+				break
 			}
 			select {
 			case k.keys <- b:

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		"own-children":   ownChildrenMain,
 		"orphan-behind":  orphanBehindMain,
 		"ttin-probe":     ttinProbeMain,
+		"sigkey-probe":   sigkeyProbeMain,
 		"maxrss-probe":   maxrssProbeMain,
 	})
 }

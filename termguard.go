@@ -20,8 +20,8 @@ import (
 
 // keepTerminalMode puts back the run's terminal modes if something changed
 // them. Without the keyboard reading, a Ctrl+C or Ctrl+\ typed while an
-// agent had ISIG off waits as a plain byte: it is honoured as its signal
-// before putting the modes back discards what was typed.
+// agent had ISIG off waits as a plain byte: it is read before putting the
+// modes back discards what was typed, and honoured as its signal after.
 func keepTerminalMode(kb *keyboard, saved *savedMode) {
 	if kb != nil && kb.keepMode() {
 		return
@@ -29,23 +29,23 @@ func keepTerminalMode(kb *keyboard, saved *savedMode) {
 	saved.put(true)
 }
 
-// honourStopKeys reads what was typed on terminal f and not read yet (no
-// one else reads it: the keyboard is off), and raises SIGINT, SIGQUIT or
-// SIGTSTP for a byte that is t's VINTR, VQUIT or VSUSP character
-// (raiseKey). The terminal, whose modes are now, is first put in
-// non-canonical mode with nothing to wait for (VMIN 0, VTIME 0): a line
-// not ended is then readable, and the read returns at once. The caller
-// puts the run's modes back after.
-func honourStopKeys(f *os.File, now, t *syscall.Termios) {
+// typedStopKey reads what was typed on terminal f and not read yet (no
+// one else reads it: the keyboard is off), and returns the signal of the
+// first byte that is t's VINTR, VQUIT or VSUSP character (keySignal). The
+// terminal, whose modes are now, is first put in non-canonical mode with
+// nothing to wait for (VMIN 0, VTIME 0): a line not ended is then
+// readable, and the read returns at once. The caller puts the run's modes
+// back, and only then raises the signal (see raiseKey).
+func typedStopKey(f *os.File, now, t *syscall.Termios) (syscall.Signal, bool) {
 	peek := *now
 	peek.Lflag &^= syscall.ICANON
 	peek.Cc[syscall.VMIN], peek.Cc[syscall.VTIME] = 0, 0
 	if setTermios(f, &peek) != nil {
-		return
+		return 0, false
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return
+		return 0, false
 	}
 	buf := make([]byte, 4096)
 	n := 0
@@ -57,10 +57,10 @@ func honourStopKeys(f *os.File, now, t *syscall.Termios) {
 	})
 	for _, b := range buf[:max(n, 0)] {
 		if sig, ok := keySignal(b, t); ok {
-			raiseKey(sig)
-			return
+			return sig, true
 		}
 	}
+	return 0, false
 }
 
 // raiseKey sends sig, read as a key while the terminal's ISIG was off, to
@@ -68,6 +68,11 @@ func honourStopKeys(f *os.File, now, t *syscall.Termios) {
 // foreground group (the tool reads keys from the foreground only): under a
 // wrapper that leads the job (bash -c, a script, make), the wrapper gets
 // it too, so that a Ctrl+Z stops it and the shell sees the job stopped.
+// The caller first puts the run's modes back (ISIG on, and what was typed
+// after the key discarded, as the terminal does for a signal key): once
+// the wrapper stops, the shell takes the terminal back, and a change made
+// after that, on a foreground check made before, is made to the shell's
+// terminal — a discard then threw away what the user typed at its prompt.
 func raiseKey(sig syscall.Signal) {
 	syscall.Kill(-syscall.Getpgrp(), sig)
 }

@@ -132,8 +132,8 @@ func (m *savedMode) capture() bool {
 func (m *savedMode) restore() { m.put(false) }
 
 // put is restore; with honour (the look-around without the keyboard), a
-// stop key typed while something had ISIG off is first honoured
-// (honourStopKeys).
+// stop key typed while something had ISIG off is honoured: read before the
+// modes come back (typedStopKey), raised after (raiseKey).
 func (m *savedMode) put(honour bool) {
 	if m == nil || !m.capture() {
 		return
@@ -145,8 +145,13 @@ func (m *savedMode) put(honour bool) {
 	if pg, err := foregroundGroup(m.f); err != nil || pg != syscall.Getpgrp() {
 		return
 	}
+	var sig syscall.Signal
+	typed := false
 	if honour && now.Lflag&syscall.ISIG == 0 && m.t.Lflag&syscall.ISIG != 0 {
-		honourStopKeys(m.f, now, m.t)
+		sig, typed = typedStopKey(m.f, now, m.t)
 	}
 	putModes(m.f, now, m.t)
+	if typed {
+		raiseKey(sig)
+	}
 }

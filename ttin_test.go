@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/creack/pty"
 )
@@ -19,7 +21,7 @@ import (
 // TestTerminalReadFromBackgroundFails: a read of the terminal from a
 // background process group, through withoutTTIN,
 // fails with EIO instead of stopping the process with SIGTTIN. The
-// keyboard's reader and honourStopKeys read that way; a read that raced a
+// keyboard's reader and typedStopKey read that way; a read that raced a
 // move to the background stopped a run (stress seed 35 in CI).
 func TestTerminalReadFromBackgroundFails(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -113,4 +115,138 @@ func ttinProbeMain() {
 		os.Exit(ws.ExitStatus())
 	}
 	os.Exit(2)
+}
+
+// TestSignalKeyModesComeFirst: when an agent has turned the terminal's
+// ISIG off and the keyboard reads Ctrl+Z as a plain byte, the run's modes
+// (ISIG on) are back, and what was typed after the key discarded, before
+// the signal goes to the process group. Under a wrapper that leads the job
+// the shell takes the terminal back as soon as the signal stops the
+// wrapper; a restore after that, on a foreground check made before, threw
+// away what the user typed at the shell's prompt (CI, stop 37:
+// pty-agent-isig-suspend).
+func TestSignalKeyModesComeFirst(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the probe counts the terminal's input queue with FIONREAD (Linux)")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(exe)
+	cmd.Args[0] = "sigkey-probe"
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var out bytes.Buffer
+	ready := make(chan struct{})
+	copied := make(chan struct{})
+	go func() {
+		buf := make([]byte, 256)
+		said := false
+		for {
+			n, err := ptmx.Read(buf)
+			out.Write(buf[:n])
+			if !said && strings.Contains(out.String(), "ready") {
+				close(ready)
+				said = true
+			}
+			if err != nil { // EIO once the probe is gone
+				close(copied)
+				return
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-ready:
+		// Ctrl+Z, then keys typed after it in the same read.
+		ptmx.Write([]byte("\x1asss"))
+	case err = <-done:
+		<-copied
+		t.Fatalf("the probe ended before it was ready: %v; output:\n%s", err, out.String())
+	case <-time.After(30 * time.Second):
+	}
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the probe did not end within 30 s")
+	}
+	ptmx.Close()
+	<-copied
+	if err != nil || !strings.Contains(out.String(), "at the signal: isig on, 0 bytes waiting, 0 keys") {
+		t.Fatalf("probe: %v; output:\n%s", err, out.String())
+	}
+}
+
+// sigkeyProbeMain is the command sigkey-probe: in the foreground of its
+// terminal, it reads keys (openKeyboard), turns ISIG off as an agent would,
+// and says what the terminal is like when the SIGTSTP of a typed Ctrl+Z
+// comes.
+func sigkeyProbeMain() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTSTP)
+	kb := openKeyboard(os.Stdin)
+	if kb == nil || !kb.active() {
+		fmt.Println("no keyboard")
+		os.Exit(1)
+	}
+	t, err := getTermios(os.Stdin)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	t.Lflag &^= syscall.ISIG
+	if err := setTermios(os.Stdin, t); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	select {
+	case <-sigs:
+	case <-time.After(20 * time.Second):
+		fmt.Println("no SIGTSTP")
+		os.Exit(1)
+	}
+	now, err := getTermios(os.Stdin)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	isig := "off"
+	if now.Lflag&syscall.ISIG != 0 {
+		isig = "on"
+	}
+	waiting, err := inputWaiting(os.Stdin)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	// The keys after Ctrl+Z are never delivered: wait for the reader's
+	// next read to end (a deadline) before counting them.
+	kb.pause()
+	fmt.Printf("at the signal: isig %s, %d bytes waiting, %d keys\n", isig, waiting, len(kb.keys))
+	kb.close()
+}
+
+// inputWaiting counts the bytes typed on terminal f and not read yet
+// (FIONREAD).
+func inputWaiting(f *os.File) (int, error) {
+	var n int32
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
