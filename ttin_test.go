@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +27,21 @@ func TestTerminalReadFromBackgroundFails(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("withoutTTIN blocks SIGTTIN on Linux only")
 	}
+	// The leader owns the terminal (a session of its own, in the
+	// foreground); it starts the reader in a process group of its own,
+	// in the background, and not orphaned (its parent is in the session).
+	out := onTerminal(t, []string{"ttin-probe", "leader"}, "", "")
+	if !strings.Contains(out, "read: EIO") {
+		t.Fatalf("probe output:\n%s", out)
+	}
+}
+
+// onTerminal runs the test binary as args (a command of testscript.Main)
+// in a session of its own, on a new pseudo-terminal it controls, types
+// keys once it has written ready (if any), and returns what it wrote. The
+// test fails if the command fails or takes over 30 s.
+func onTerminal(t *testing.T, args []string, ready, keys string) string {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -36,22 +51,34 @@ func TestTerminalReadFromBackgroundFails(t *testing.T) {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
 	defer ptmx.Close()
-	// The leader owns the terminal (a session of its own, in the
-	// foreground); it starts the reader in a process group of its own,
-	// in the background, and not orphaned (its parent is in the session).
-	cmd := exec.Command(exe, "leader")
-	cmd.Args[0] = "ttin-probe"
+	cmd := exec.Command(exe, args[1:]...)
+	cmd.Args[0] = args[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	tty.Close()
+	var mu sync.Mutex
 	var out bytes.Buffer
 	copied := make(chan struct{})
 	go func() {
-		io.Copy(&out, ptmx) // ends with EIO once the leader is gone
-		close(copied)
+		defer close(copied)
+		buf := make([]byte, 256)
+		typed := ready == ""
+		for {
+			n, err := ptmx.Read(buf) // ends with EIO once the command is gone
+			mu.Lock()
+			out.Write(buf[:n])
+			if !typed && strings.Contains(out.String(), ready) {
+				ptmx.Write([]byte(keys))
+				typed = true
+			}
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
 	}()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -60,13 +87,14 @@ func TestTerminalReadFromBackgroundFails(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		<-done
-		t.Fatal("the probe did not end within 30 s")
+		err = errors.New("it did not end within 30 s")
 	}
 	ptmx.Close()
 	<-copied
-	if err != nil || !strings.Contains(out.String(), "read: EIO") {
-		t.Fatalf("probe: %v; output:\n%s", err, out.String())
+	if err != nil {
+		t.Fatalf("%s: %v; output:\n%s", strings.Join(args, " "), err, out.String())
 	}
+	return out.String()
 }
 
 // ttinProbeMain is the command ttin-probe: "leader" starts "reader" in
@@ -129,64 +157,10 @@ func TestSignalKeyModesComeFirst(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the probe counts the terminal's input queue with FIONREAD (Linux)")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	defer ptmx.Close()
-	cmd := exec.Command(exe)
-	cmd.Args[0] = "sigkey-probe"
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
-	var out bytes.Buffer
-	ready := make(chan struct{})
-	copied := make(chan struct{})
-	go func() {
-		buf := make([]byte, 256)
-		said := false
-		for {
-			n, err := ptmx.Read(buf)
-			out.Write(buf[:n])
-			if !said && strings.Contains(out.String(), "ready") {
-				close(ready)
-				said = true
-			}
-			if err != nil { // EIO once the probe is gone
-				close(copied)
-				return
-			}
-		}
-	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-ready:
-		// Ctrl+Z, then keys typed after it in the same read.
-		ptmx.Write([]byte("\x1asss"))
-	case err = <-done:
-		<-copied
-		t.Fatalf("the probe ended before it was ready: %v; output:\n%s", err, out.String())
-	case <-time.After(30 * time.Second):
-	}
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("the probe did not end within 30 s")
-	}
-	ptmx.Close()
-	<-copied
-	if err != nil || !strings.Contains(out.String(), "at the signal: isig on, 0 bytes waiting, 0 keys") {
-		t.Fatalf("probe: %v; output:\n%s", err, out.String())
+	// Ctrl+Z, then keys typed after it in the same read.
+	out := onTerminal(t, []string{"sigkey-probe"}, "ready", "\x1asss")
+	if !strings.Contains(out, "at the signal: isig on, 0 bytes waiting, 0 keys") {
+		t.Fatalf("probe output:\n%s", out)
 	}
 }
 
