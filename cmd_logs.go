@@ -69,12 +69,7 @@ func runLogs(env *cliEnv, args []string) error {
 	w, err := lookUpFromArgs(env, pos)
 	var dry []runEntry
 	if err != nil {
-		// A ralph-mode dry run writes nothing in the directory; any other
-		// error (a broken state) is said as it is.
-		if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		if w, dry = ralphDryRun(env, pos); w == nil {
+		if w, dry, err = orRalphDryRun(env, pos, err); err != nil {
 			return err
 		}
 	}

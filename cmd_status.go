@@ -6,9 +6,7 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -97,7 +95,7 @@ func runStatus(env *cliEnv, args []string) error {
 		var warn error
 		w, warn, err = lookAtWorkspace(env, pos)
 		warnConfig(env, warn)
-		if _, dry := ralphDryRun(env, pos); errors.Is(err, os.ErrNotExist) && len(dry) > 0 {
+		if _, dry, ralphErr := orRalphDryRun(env, pos, err); err != nil && ralphErr == nil {
 			e := dry[len(dry)-1]
 			return withHint(fmt.Errorf("the ralph-mode run of this directory has no state here: its only run is a dry run going on (pid %d), %s", e.PID, scratchOf(e)),
 				"claude-iterate watch follows it; claude-iterate stop stops it")

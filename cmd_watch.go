@@ -11,7 +11,6 @@ package main
 // panel, elsewhere plain lines.
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -80,12 +79,7 @@ func runWatch(env *cliEnv, args []string) error {
 	w, warn, err := lookAtWorkspace(env, pos)
 	var dry []runEntry
 	if err != nil {
-		// A ralph-mode dry run writes nothing in the directory; any other
-		// error (a broken state) is said as it is.
-		if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		if w, dry = ralphDryRun(env, pos); w == nil {
+		if w, dry, err = orRalphDryRun(env, pos, err); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ package main
 // types asks for one.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -132,19 +133,21 @@ func dryRunOnly(w *workspace) []runEntry {
 	return liveDryRuns(w.StateDir)
 }
 
-// ralphDryRun returns, for a command given no workspace (pos) in a
-// directory with no ralph-mode state, the ralph-mode workspace and its dry
-// runs going on, which write nothing in the directory; w is nil when there
-// are none.
-func ralphDryRun(env *cliEnv, pos []string) (w *workspace, dry []runEntry) {
-	if len(pos) != 0 {
-		return nil, nil
+// orRalphDryRun is for a command given no workspace (pos) that could not
+// look one up (err): in a directory with no ralph-mode state, it returns
+// the ralph-mode workspace and its dry runs going on, which write nothing
+// in the directory. Otherwise (no dry run, another workspace, or an error
+// other than a missing state, which is said as it is) it returns err.
+func orRalphDryRun(env *cliEnv, pos []string, err error) (*workspace, []runEntry, error) {
+	if len(pos) != 0 || !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
 	}
-	w = ralphWorkspace(env.projectRoot)
-	if dry = liveDryRuns(w.StateDir); len(dry) == 0 {
-		return nil, nil
+	w := ralphWorkspace(env.projectRoot)
+	dry := liveDryRuns(w.StateDir)
+	if len(dry) == 0 {
+		return nil, nil, err
 	}
-	return w, dry
+	return w, dry, nil
 }
 
 // dryRunWorkspace is the scratch copy that the dry run e works on, loaded.
