@@ -40,8 +40,10 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// termTimeout bounds every wait; generous for -race on 2 loaded cores.
-const termTimeout = 30 * time.Second
+// termTimeout bounds every wait: generous for -race on 2 loaded cores (a
+// wait that is met returns at once, so only a failure waits it out;
+// events-stalled needs 200 iterations under -race within it).
+const termTimeout = 60 * time.Second
 
 // termCols is the terminal's width when it starts.
 const termCols = 200
