@@ -188,10 +188,7 @@ func endLeftovers(con *console, root string, w *workspace, l *runLock, prev runR
 	if lo.pid > 0 {
 		who = fmt.Sprintf(" (pid %d)", lo.pid)
 	}
-	pids := make([]int, len(lo.procs))
-	for i, p := range lo.procs {
-		pids[i] = p.PID
-	}
+	pids := lo.pids()
 	con.errorf("an earlier run of %s%s was killed and left %s running (pid %s): ending them", w.Name, who, processesText(len(pids)), describePIDs(pids))
 	endProcs(lo.procs)
 }
@@ -224,6 +221,15 @@ func endProcs(procs []recordedProc) {
 			syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 	}
+}
+
+// pids are the leftovers' pids, in order.
+func (lo leftovers) pids() []int {
+	pids := make([]int, len(lo.procs))
+	for i, p := range lo.procs {
+		pids[i] = p.PID
+	}
+	return pids
 }
 
 // processesText is "1 process" or "n processes".
@@ -260,11 +266,7 @@ func leftPIDs(w *workspace) []int {
 		f.Close()
 	}
 	ran := w.meta != nil && w.meta.Status != "" && w.meta.Status != statusNew
-	var pids []int
-	for _, p := range findLeftovers(&runLock{dirID: dirIdentity(fi)}, prev, ran).procs {
-		pids = append(pids, p.PID)
-	}
-	return pids
+	return findLeftovers(&runLock{dirID: dirIdentity(fi)}, prev, ran).pids()
 }
 
 // endKilledRun ends what a killed run of w left running, for stop, and
@@ -288,10 +290,7 @@ func endKilledRun(out io.Writer, w *workspace, label string) bool {
 	if len(lo.procs) == 0 {
 		return false
 	}
-	pids := make([]int, len(lo.procs))
-	for i, p := range lo.procs {
-		pids[i] = p.PID
-	}
+	pids := lo.pids()
 	endProcs(lo.procs)
 	fmt.Fprintf(out, "The run of workspace %s was killed, and left %s running (pid %s): ended %s\n", label, processesText(len(pids)), describePIDs(pids), map[bool]string{true: "it", false: "them"}[len(pids) == 1])
 	return true
