@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/creack/pty"
 )
@@ -212,15 +211,4 @@ func sigkeyProbeMain() {
 	kb.pause()
 	fmt.Printf("at the signal: isig %s, %d bytes waiting, %d keys\n", isig, waiting, len(kb.keys))
 	kb.close()
-}
-
-// inputWaiting counts the bytes typed on terminal f and not read yet
-// (FIONREAD).
-func inputWaiting(f *os.File) (int, error) {
-	var n int32
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
 }
