@@ -249,7 +249,9 @@ Git:
   is the sha or null. A file over 50 MiB a commit takes is named in a
   warning. With --commit alone (no worktree) a file you had changed before
   an iteration stays out of its commit, with a warning (the record's
-  commitLeftOut). Changes a killed run left uncommitted are committed
+  commitLeftOut), but an edit made in the checkout during an iteration is
+  taken as the agent's: such a run does not start beside another live run
+  in the same checkout, nor another beside it (use --worktree). Changes a killed run left uncommitted are committed
   by the next run, as recovered. A repository without user.name/user.email
   commits as claude-iterate <claude-iterate@localhost> (git -c; the
   configuration is not changed). Submodules are not checked out in the

@@ -36,7 +36,8 @@ package main
 //     the file conditions' targets, condfile.go), the agent and its fallbacks (agentcli.go,
 //     fallback.go), the git worktree and branch (gitrun.go,
 //     gitworktree.go; a failed add undone, gitundo.go; exclude files git
-//     would hang on refused first, gitexclude.go), what the run inherits from the last one (runsetup.go:
+//     would hang on refused first, gitexclude.go; a run that commits in a
+//     checkout kept alone there, checkoutlock.go), what the run inherits from the last one (runsetup.go:
 //     inherited), what an earlier run left running (leftovers.go), and the
 //     run's entry in the registry of live runs (registry.go). It yields a
 //     runPlan, never changed afterwards. What it checks and says before it

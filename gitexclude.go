@@ -13,8 +13,12 @@ package main
 //     default global excludes file; a core.excludesFile set elsewhere is
 //     not looked for), and the .gitignore of the project root, the
 //     workspace's directories and each directory above them up to the
-//     work tree's top. The .gitignore files deeper in the tree are not:
-//     walking the tree per run would cost more than git's own scan.
+//     work tree's top, and the .gitignore files the tool writes in the
+//     projects around those directories (toolGitignoreDirs: every
+//     workspace's, ralph mode's), so that one workspace's bad .gitignore
+//     stalls no run of another. The other .gitignore files deeper in the
+//     tree are not: walking the tree per run would cost more than git's
+//     own scan.
 //   - One that is a named pipe, a device or a socket, or bigger than
 //     excludeFileCap, stops the run's git work with one line naming it,
 //     what it is and how to fix it: --worktree and --commit are refused
@@ -39,7 +43,8 @@ const excludeFileCap = 32 << 20
 // tree holding root (found by its .git entry, without starting git), and
 // returns the error naming the first git would hang on; nil when there is
 // none, or no work tree. dirs are more directories (the workspace's) whose
-// .gitignore git reads.
+// .gitignore git reads; the tool's own .gitignore files in the projects
+// around root and dirs are looked at too.
 func excludeHazard(root string, dirs ...string) error {
 	top, dotGit := findDotGit(root)
 	if top == "" {
@@ -57,7 +62,9 @@ func excludeHazard(root string, dirs ...string) error {
 		files = append(files, file{filepath.Join(home, ".config", "git", "ignore"), "your global excludes file"})
 	}
 	seen := map[string]bool{}
-	for _, d := range append([]string{root}, dirs...) {
+	dirs = append([]string{root}, dirs...)
+	dirs = append(dirs, toolGitignoreDirs(dirs)...)
+	for _, d := range dirs {
 		if d == "" {
 			continue
 		}
@@ -139,4 +146,36 @@ func gitCommonDirOf(dotGit string) string {
 		c = filepath.Join(dir, c)
 	}
 	return filepath.Clean(c)
+}
+
+// toolGitignoreDirs lists the directories where the tool writes its
+// .gitignore (gitignore.go) in the projects holding dirs: every directory
+// of the project's workspaces directory, and its ralph-mode state
+// directory. A project is found as the commands find it
+// (findProjectRoot); a directory in none adds nothing.
+func toolGitignoreDirs(dirs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		project, marker := findProjectRoot(d)
+		if marker == "" || seen[project] {
+			continue
+		}
+		seen[project] = true
+		out = append(out, filepath.Join(project, ralphStateDir))
+		wsDir, _ := workspacesDirLenient(&cliEnv{projectRoot: project}) // a broken config: the default
+		if !filepath.IsAbs(wsDir) {
+			wsDir = filepath.Join(project, wsDir)
+		}
+		entries, _ := readDir(wsDir)
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, filepath.Join(wsDir, e.Name()))
+			}
+		}
+	}
+	return out
 }

@@ -93,6 +93,9 @@ type runLock struct {
 	// reg is the run's entry in the registry of live runs (registry.go),
 	// removed as the lock is released; nil for none.
 	reg *registration
+	// checkout is the run's hold on its checkout (checkoutlock.go), let
+	// go as the lock is released; nil for none.
+	checkout *checkoutHold
 	// warn says that .lock was removed or replaced (keepFile); lostSaid:
 	// that it could not be put back, said once.
 	warn     func(msg string)
@@ -459,6 +462,7 @@ func (l *runLock) drop(set func()) {
 		return
 	}
 	l.reg.remove()
+	l.checkout.release()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {

@@ -62,6 +62,12 @@ type runEntry struct {
 	State   string    `json:"state"`
 	Events  string    `json:"events,omitempty"`
 	Started time.Time `json:"started"`
+
+	// Checkout is the top of the work tree the run's agent works in, its
+	// real path ("" outside one, or an older binary's entry); Commits: the
+	// run commits there (checkoutlock.go).
+	Checkout string `json:"checkout,omitempty"`
+	Commits  bool   `json:"commits,omitempty"`
 }
 
 // registryDir is the directory of the registry, "" when there is no home
@@ -122,6 +128,9 @@ func registerRun(r *runner, events *eventWriter) *registration {
 		Agent: r.agent.name(), State: r.ws.statePath(), Started: r.start.UTC()}
 	if r.realWS != nil {
 		e.DryRunOf, _ = filepath.Abs(r.realWS.StateDir)
+	}
+	if h := r.lock.checkout; h != nil {
+		e.Checkout, e.Commits = h.top, h.commits
 	}
 	if events != nil {
 		if abs, err := filepath.Abs(events.name); err == nil {

@@ -146,7 +146,7 @@ func (r *runner) setup(pos []string) error {
 	if err := r.checkTask(); err != nil {
 		return err
 	}
-	if r.gitSetup, err = setupGit(env, r.cfg, opts, ws, r.con); err != nil { // gitrun.go: the agent's project root
+	if err := setupGitWork(r); err != nil { // gitrun.go: the agent's project root; checkoutlock.go
 		return err
 	}
 	if err := r.resolveAgent(); err != nil {
