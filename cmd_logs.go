@@ -103,7 +103,7 @@ func runLogs(env *cliEnv, args []string) error {
 		}
 	}
 	out := logWriter(env.stdout)
-	f, _, err := openRegular(path)
+	f, _, err := openOwnFile(path) // a link there is not the run's log
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", relPath(env.projectRoot, path), unwrapPathError(err))
 	}

@@ -16,6 +16,10 @@ package main
 // What to call:
 //   - readRegularFile(path, cap) for a whole file, with one of the caps below;
 //   - openRegular(path) to stream a regular file (archives);
+//   - openOwnFile(path), readOwnFile(path, cap) for a file the tool writes
+//     in a workspace and shows as it is or streams (its events, logs,
+//     history, run state): a link there was not made by the tool (the one
+//     writer never writes through one) and is refused, never followed;
 //   - openLockFile(path) for a workspace's .lock (read and written);
 //   - openDir(path) to list a directory, readKernelFile(path, cap) for a
 //     file of /proc, openTerminal(path) for /dev/tty.
@@ -78,6 +82,60 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
 	}
 	return f, fi, nil
+}
+
+// openOwnFile is openRegular for a file the tool itself writes in a
+// workspace, where the agent may put a link in its place: a symbolic link
+// at path is refused, not followed (what it leads to, a file of the user's,
+// would be shown or streamed as the run's), as a FIFO or a directory is.
+func openOwnFile(path string) (*os.File, fs.FileInfo, error) {
+	if err := lstatRegular(path); err != nil {
+		return nil, nil, err
+	}
+	fd, err := openNoFollow(path, 0, 0) // the one writer's; O_NONBLOCK
+	if err != nil {
+		return nil, nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() { // swapped since the Lstat
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
+	}
+	return f, fi, nil
+}
+
+// readOwnFile is readRegularFile for a file of openOwnFile's kind: a link
+// at path is refused, not followed.
+func readOwnFile(path string, max int64) ([]byte, error) {
+	f, fi, err := openOwnFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
+	}
+	data, err := readStream(f, max)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: unwrapPathError(err)}
+	}
+	return data, nil
+}
+
+// lstatRegular is statRegular that does not follow a link at path: a link
+// is refused, named with its target.
+func lstatRegular(path string) error {
+	if fi, err := os.Lstat(path); err != nil {
+		return &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)}
+	} else if !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "read", Path: path, Err: notRegularAt(path, fi)}
+	}
+	return nil
 }
 
 // notRegularError says what a path that is not a regular file is.
