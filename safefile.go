@@ -7,7 +7,8 @@ package main
 // where a config file belongs. The rules are: only a regular file is read
 // (a symbolic link to one counts), never a FIFO, a device or a directory,
 // which could block the tool beyond the reach of its signals or feed it
-// without end; the file is opened without blocking (O_NONBLOCK) and checked
+// without end, nor a dangling link (named as a link, not as a missing
+// file); the file is opened without blocking (O_NONBLOCK) and checked
 // again once open (it may have been swapped); and at most a cap per kind of
 // file is read: a larger file is an error. Callers name the file and what
 // is wrong in one line: an error (exit 1), or a warning where the run can
@@ -223,6 +224,11 @@ func readRegularStat(path string, max int64, st *syscall.Stat_t) ([]byte, error)
 // a device is never opened, nor a FIFO waited on.
 func statRegular(path string) error {
 	if fi, err := os.Stat(path); err != nil {
+		if li, lerr := os.Lstat(path); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			// A dangling link (or a loop) is no missing file: it is
+			// named as what it is, as a FIFO or a directory is.
+			return &fs.PathError{Op: "read", Path: path, Err: notRegularAt(path, li)}
+		}
 		return &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)} // as os.Open says it
 	} else if !fi.Mode().IsRegular() {
 		return &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
@@ -421,18 +427,15 @@ func (i *fdInfo) Sys() any           { return &i.st }
 
 // readFault words the one reader's refusal (err) of the file at path,
 // shown as shown, which what names ("prompt file"; "" when the path says
-// enough), one way for every file: "<what> <shown> does not exist", or
-// "<what> <shown> is a link to a missing file (<target>)", both still
-// errors.Is(err, fs.ErrNotExist); any other refusal "reading <what>
-// <shown>: <why>", with fileFaultHint's hint when fix is set (a file the
+// enough), one way for every file: "<what> <shown> does not exist", still
+// errors.Is(err, fs.ErrNotExist); any other refusal, a dangling link among
+// them ("not a regular file (a symbolic link to <target>)"), "reading
+// <what> <shown>: <why>", with fileFaultHint's hint when fix is set (a file the
 // tool keeps, not one named on the command line: a pipe given there is
 // meant, and is refused without a hint to remove it).
 func readFault(what, path, shown string, err error, fix bool) error {
 	name := strings.TrimSpace(what + " " + shown)
 	if errors.Is(err, fs.ErrNotExist) {
-		if target, lerr := os.Readlink(path); lerr == nil {
-			return &missingFileError{fmt.Sprintf("%s is a link to a missing file (%s)", name, target)}
-		}
 		return &missingFileError{name + " does not exist"}
 	}
 	err = fmt.Errorf("reading %s: %w", name, unwrapPathError(err))
