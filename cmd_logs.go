@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,6 +94,11 @@ func runLogs(env *cliEnv, args []string) error {
 		}
 		return nil
 	}
+	if last := lastLog(w); !which.set && last != "" && filepath.Dir(last) == filepath.Clean(w.logsPath()) && !slices.Contains(logs, last) {
+		if _, lerr := os.Lstat(last); errors.Is(lerr, os.ErrNotExist) {
+			return withHint(fmt.Errorf("the last run's log %s is missing (removed during or after the run)", relPath(env.projectRoot, last)), "%s lists the logs there", strings.TrimSpace("claude-iterate logs "+shellQuote(arg)+" --list"))
+		}
+	}
 	if len(logs) == 0 {
 		return withHint(fmt.Errorf("workspace %s has no run log yet (none in %s)", w.Name, relPath(env.projectRoot, w.logsPath())), "start a run: %s", strings.TrimSpace("claude-iterate run "+shellQuote(arg)))
 	}
@@ -105,7 +111,12 @@ func runLogs(env *cliEnv, args []string) error {
 	out := logWriter(env.stdout)
 	f, _, err := openOwnFile(path) // a link there is not the run's log
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", relPath(env.projectRoot, path), unwrapPathError(err))
+		shown := relPath(env.projectRoot, path)
+		err = fmt.Errorf("reading %s: %w", shown, unwrapPathError(err))
+		if hint := fileFaultHint(path, shown, err); hint != "" {
+			return withHint(err, "it is no run's log: %s", hint)
+		}
+		return err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
@@ -147,7 +158,8 @@ func workspaceLogs(w *workspace) ([]string, error) {
 	}
 	var logs []string
 	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), "iterate-") && strings.HasSuffix(e.Name(), ".log") {
+		// Any kind: a link or a FIFO in place of a log is named when shown.
+		if strings.HasPrefix(e.Name(), "iterate-") && strings.HasSuffix(e.Name(), ".log") {
 			logs = append(logs, filepath.Join(w.logsPath(), e.Name()))
 		}
 	}
@@ -156,6 +168,14 @@ func workspaceLogs(w *workspace) ([]string, error) {
 		return strings.TrimSuffix(logs[i], ".log") < strings.TrimSuffix(logs[j], ".log")
 	})
 	return logs, nil
+}
+
+// lastLog is the last run's log as w's metadata names it, or "".
+func lastLog(w *workspace) string {
+	if w.meta == nil {
+		return ""
+	}
+	return w.meta.LastLog
 }
 
 // pickLog returns the log of run sel: 1 the first, -1 the last.
