@@ -118,13 +118,45 @@ func runLogs(env *cliEnv, args []string) error {
 		}
 		return err
 	}
-	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
 	if !*follow {
+		defer f.Close()
 		_, err := io.Copy(out, r)
 		return writeError(errors.Join(err, out.finish()))
 	}
-	return followLog(env, w, r, out)
+	return followLog(env, w, followed{f, path, r}, out)
+}
+
+// followed is the log logs -f reads: its file, path and reader.
+type followed struct {
+	f    *os.File
+	path string
+	r    *bufio.Reader
+}
+
+// next moves on to where the run writes the rest of its log when the
+// agent removed or replaced the file followed (logfile.go's stillThere):
+// a new file at its path, or a newer log beside it. It reports whether it
+// moved.
+func (l *followed) next(w *workspace) bool {
+	try := func(path string) bool {
+		f, _, err := openOwnFile(path)
+		if err != nil {
+			return false
+		}
+		l.f.Close()
+		l.f, l.path = f, path
+		l.r.Reset(f)
+		return true
+	}
+	if !heldAt(l.f, l.path) && try(l.path) {
+		return true
+	}
+	logs, _ := workspaceLogs(w)
+	if n := len(logs); n > 0 && strings.TrimSuffix(logs[n-1], ".log") > strings.TrimSuffix(l.path, ".log") {
+		return try(logs[n-1])
+	}
+	return false
 }
 
 // dryRunLogs returns the workspace whose last log logs shows: w's, or,
@@ -194,8 +226,10 @@ func pickLog(logs []string, sel string) (string, error) {
 }
 
 // followLog copies the log to out as it grows, until the run that writes
-// it ends (or none is in progress) and nothing more comes, or a signal.
-func followLog(env *cliEnv, w *workspace, r *bufio.Reader, out *logOut) error {
+// it ends (or none is in progress) and nothing more comes, or a signal; a
+// log the agent replaced is followed into the file the rest goes to.
+func followLog(env *cliEnv, w *workspace, l followed, out *logOut) error {
+	defer func() { l.f.Close() }()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -203,11 +237,14 @@ func followLog(env *cliEnv, w *workspace, r *bufio.Reader, out *logOut) error {
 	defer tick.Stop()
 	for {
 		running := w.runningPID() != 0
-		if _, err := io.Copy(out, r); err != nil {
+		if _, err := io.Copy(out, l.r); err != nil {
 			return writeError(err)
 		}
 		if err := out.Flush(); err != nil {
 			return writeError(err)
+		}
+		if l.next(w) {
+			continue
 		}
 		if !running {
 			// What it wrote before it ended was copied above.
