@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,6 +94,11 @@ func runLogs(env *cliEnv, args []string) error {
 		}
 		return nil
 	}
+	if last := lastLog(w); !which.set && last != "" && filepath.Dir(last) == filepath.Clean(w.logsPath()) && !slices.Contains(logs, last) {
+		if _, lerr := os.Lstat(last); errors.Is(lerr, os.ErrNotExist) {
+			return withHint(fmt.Errorf("the last run's log %s is missing (removed during or after the run)", relPath(env.projectRoot, last)), "%s lists the logs there", strings.TrimSpace("claude-iterate logs "+shellQuote(arg)+" --list"))
+		}
+	}
 	if len(logs) == 0 {
 		return withHint(fmt.Errorf("workspace %s has no run log yet (none in %s)", w.Name, relPath(env.projectRoot, w.logsPath())), "start a run: %s", strings.TrimSpace("claude-iterate run "+shellQuote(arg)))
 	}
@@ -103,17 +109,54 @@ func runLogs(env *cliEnv, args []string) error {
 		}
 	}
 	out := logWriter(env.stdout)
-	f, _, err := openRegular(path)
+	f, _, err := openOwnFile(path) // a link there is not the run's log
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", relPath(env.projectRoot, path), unwrapPathError(err))
+		shown := relPath(env.projectRoot, path)
+		err = fmt.Errorf("reading %s: %w", shown, unwrapPathError(err))
+		if hint := fileFaultHint(path, shown, err); hint != "" {
+			return withHint(err, "it is no run's log: %s", hint)
+		}
+		return err
 	}
-	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
 	if !*follow {
+		defer f.Close()
 		_, err := io.Copy(out, r)
 		return writeError(errors.Join(err, out.finish()))
 	}
-	return followLog(env, w, r, out)
+	return followLog(env, w, followed{f, path, r}, out)
+}
+
+// followed is the log logs -f reads: its file, path and reader.
+type followed struct {
+	f    *os.File
+	path string
+	r    *bufio.Reader
+}
+
+// next moves on to where the run writes the rest of its log when the
+// agent removed or replaced the file followed (logfile.go's stillThere):
+// a new file at its path, or a newer log beside it. It reports whether it
+// moved.
+func (l *followed) next(w *workspace) bool {
+	try := func(path string) bool {
+		f, _, err := openOwnFile(path)
+		if err != nil {
+			return false
+		}
+		l.f.Close()
+		l.f, l.path = f, path
+		l.r.Reset(f)
+		return true
+	}
+	if !heldAt(l.f, l.path) && try(l.path) {
+		return true
+	}
+	logs, _ := workspaceLogs(w)
+	if n := len(logs); n > 0 && strings.TrimSuffix(logs[n-1], ".log") > strings.TrimSuffix(l.path, ".log") {
+		return try(logs[n-1])
+	}
+	return false
 }
 
 // dryRunLogs returns the workspace whose last log logs shows: w's, or,
@@ -147,7 +190,8 @@ func workspaceLogs(w *workspace) ([]string, error) {
 	}
 	var logs []string
 	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), "iterate-") && strings.HasSuffix(e.Name(), ".log") {
+		// Any kind: a link or a FIFO in place of a log is named when shown.
+		if strings.HasPrefix(e.Name(), "iterate-") && strings.HasSuffix(e.Name(), ".log") {
 			logs = append(logs, filepath.Join(w.logsPath(), e.Name()))
 		}
 	}
@@ -156,6 +200,14 @@ func workspaceLogs(w *workspace) ([]string, error) {
 		return strings.TrimSuffix(logs[i], ".log") < strings.TrimSuffix(logs[j], ".log")
 	})
 	return logs, nil
+}
+
+// lastLog is the last run's log as w's metadata names it, or "".
+func lastLog(w *workspace) string {
+	if w.meta == nil {
+		return ""
+	}
+	return w.meta.LastLog
 }
 
 // pickLog returns the log of run sel: 1 the first, -1 the last.
@@ -174,8 +226,10 @@ func pickLog(logs []string, sel string) (string, error) {
 }
 
 // followLog copies the log to out as it grows, until the run that writes
-// it ends (or none is in progress) and nothing more comes, or a signal.
-func followLog(env *cliEnv, w *workspace, r *bufio.Reader, out *logOut) error {
+// it ends (or none is in progress) and nothing more comes, or a signal; a
+// log the agent replaced is followed into the file the rest goes to.
+func followLog(env *cliEnv, w *workspace, l followed, out *logOut) error {
+	defer func() { l.f.Close() }()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -183,11 +237,14 @@ func followLog(env *cliEnv, w *workspace, r *bufio.Reader, out *logOut) error {
 	defer tick.Stop()
 	for {
 		running := w.runningPID() != 0
-		if _, err := io.Copy(out, r); err != nil {
+		if _, err := io.Copy(out, l.r); err != nil {
 			return writeError(err)
 		}
 		if err := out.Flush(); err != nil {
 			return writeError(err)
+		}
+		if l.next(w) {
+			continue
 		}
 		if !running {
 			// What it wrote before it ended was copied above.

@@ -38,7 +38,7 @@ type historyFileReader struct {
 
 // openHistoryReader opens the history at path for reading.
 func openHistoryReader(path string) (*historyFileReader, error) {
-	f, fi, err := openRegular(path)
+	f, fi, err := openOwnFile(path) // a link there is not the tool's history
 	if errors.Is(err, os.ErrNotExist) {
 		return &historyFileReader{}, nil
 	}

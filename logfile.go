@@ -75,28 +75,35 @@ func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) 
 	if err := makeDirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	base := "iterate-" + start.Local().Format("20060102-150405")
-	var f *os.File
-	var err error
-	name := ""
-	for i := 1; i < 100; i++ {
-		name = base + ".log"
-		if i > 1 {
-			name = fmt.Sprintf("%s-%d.log", base, i)
-		}
-		f, err = createFile(filepath.Join(dir, name), 0o600)
-		if !errors.Is(err, os.ErrExist) {
-			break
-		}
-	}
+	f, path, err := createLog(dir, "iterate-"+start.Local().Format("20060102-150405"), 1)
 	if err != nil {
 		return nil, err
 	}
-	l := &runLog{path: filepath.Join(dir, name), f: f, warn: warn, budget: logBudget, lowSpace: logLowSpace, free: freeSpace}
+	l := &runLog{path: path, f: f, warn: warn, budget: logBudget, lowSpace: logLowSpace, free: freeSpace}
 	l.at = newHeldPath(l.path, filepath.Dir(dir))
 	l.w = bufio.NewWriterSize((*logFile)(l), logBufferSize)
 	l.makeReserve(filepath.Join(dir, ".reserve"))
 	return l, nil
+}
+
+// createLog creates a new log in dir, base.log (from = 1) or the first of
+// base-<from>.log, base-<from+1>.log, … that is not there; 'logs' sorts
+// each after the one before.
+func createLog(dir, base string, from int) (*os.File, string, error) {
+	var f *os.File
+	var err error
+	path := ""
+	for i := from; i < from+99; i++ {
+		path = filepath.Join(dir, base+".log")
+		if i > 1 {
+			path = filepath.Join(dir, fmt.Sprintf("%s-%d.log", base, i))
+		}
+		f, err = createFile(path, 0o600)
+		if !errors.Is(err, os.ErrExist) {
+			break
+		}
+	}
+	return f, path, err
 }
 
 // makeReserve writes the reserve file (best effort: without room for it,
@@ -216,9 +223,11 @@ func (lf *logFile) Write(p []byte) (int, error) {
 // stillThere makes sure the log's file is still the one at its path
 // (heldfile.go): an agent may remove or replace it, or the logs
 // directory, during the run. The rest of the log then goes to a new file
-// at the same path, which says so, or, when none can be made there
-// without following a link out of the workspace, logging stops; either
-// with one warning. l.mu is held.
+// at the same path, which says so; when something else than a regular
+// file is at that path (a link, a FIFO, a directory), to a new file
+// beside it (<name>-2.log, which 'logs' shows after it); when none can be
+// made there without following a link out of the workspace, logging
+// stops; each with one warning. l.mu is held.
 func (l *runLog) stillThere() bool {
 	if l.failed || l.f == nil {
 		return false
@@ -228,14 +237,28 @@ func (l *runLog) stillThere() bool {
 	}
 	l.f.Close()
 	l.f = nil
-	dir := filepath.Dir(l.path)
+	old, dir := l.path, filepath.Dir(l.path)
 	open := func() (*os.File, error) {
 		if err := makeDirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
 		return openFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	}
-	f, msg := reopenHeld(l.path, open, "the rest of the log goes to a new file", "logging stopped")
+	f, err := open()
+	msg := ""
+	switch {
+	case err == nil:
+		msg = replacedMsg(l.path, "the rest of the log goes to a new file")
+	case errors.Is(err, os.ErrNotExist): // the workspace is gone: the run says so
+	default:
+		// Not a regular file there (or no room): the rest beside it.
+		lost := "logging stopped"
+		if nf, path, nerr := createLog(dir, strings.TrimSuffix(filepath.Base(l.path), ".log"), 2); nerr == nil {
+			lost = "the rest of the log goes to " + path
+			l.path, l.at, f = path, newHeldPath(path, l.at.dir), nf
+		}
+		msg = replacedMsg(old, fmt.Sprintf("%v; %s", unwrapPathError(err), lost))
+	}
 	if msg != "" && l.warn != nil {
 		l.warn(errors.New(msg))
 	}
@@ -245,7 +268,7 @@ func (l *runLog) stillThere() bool {
 		return false
 	}
 	l.f = f
-	f.WriteString("[" + replacedMsg("the log", "this is the rest of the log") + "]\n")
+	f.WriteString("[" + replacedMsg("the log "+old, "this is the rest of the log") + "]\n")
 	return true
 }
 
@@ -308,6 +331,14 @@ func (l *runLog) Flush() {
 			l.fail(err)
 		}
 	}
+}
+
+// file is the log's file now: its path, or the new file the rest went to
+// when it was replaced (stillThere).
+func (l *runLog) file() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.path
 }
 
 // Close flushes and closes the log.

@@ -594,6 +594,9 @@ func (r *runner) finish(end ending) error {
 	r.history.close()
 	m := r.ws.meta
 	m.Status, m.LastStopReason, m.PID = end.status, end.reason, 0
+	if r.log != nil && m.LastLog != "" {
+		m.LastLog = r.log.file() // where the rest went, if it was replaced
+	}
 	code := end.code
 	m.LastExitCode = &code
 	if err := r.ws.save(); err != nil && !(end.gone && isGone(err)) {

@@ -106,3 +106,43 @@ func exprString(e ast.Expr) string {
 	}
 	return "?"
 }
+
+// TestShownFilesNoFollow fails when a file that shows or streams the
+// files a run writes in its workspace (its events, logs, history, run
+// state) reads any file with a reader that follows a link at its name
+// (openRegular, readRegularFile): the agent may put a link to a file of
+// the user's there (tryout4 #3), and only openOwnFile and readOwnFile
+// refuse one. cmd_serve.go's token lives outside any workspace.
+func TestShownFilesNoFollow(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"serve*.go", "cmd_logs.go", "cmd_watch*.go", "runview.go", "events*.go", "historyscan.go", "runstate.go"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				switch fn := exprString(call.Fun); fn {
+				case "openRegular", "readRegularFile", "readRegularFileInfo", "readRegularStat":
+					t.Errorf("%s calls %s, which follows a link; use openOwnFile or readOwnFile", name, fn)
+				}
+			}
+			return true
+		})
+	}
+	if checked < 8 {
+		t.Fatalf("checked %d files; want serve's, logs', watch's, …", checked)
+	}
+}

@@ -19,7 +19,7 @@ const runStateFile = ".run-state.json"
 
 // readRunState reads a run state file.
 func readRunState(path string) (*runState, error) {
-	data, err := readRegularFile(path, runStateCap)
+	data, err := readOwnFile(path, runStateCap) // a link there is not the run's
 	if err != nil {
 		return nil, err
 	}

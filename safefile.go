@@ -7,7 +7,8 @@ package main
 // where a config file belongs. The rules are: only a regular file is read
 // (a symbolic link to one counts), never a FIFO, a device or a directory,
 // which could block the tool beyond the reach of its signals or feed it
-// without end; the file is opened without blocking (O_NONBLOCK) and checked
+// without end, nor a dangling link (named as a link, not as a missing
+// file); the file is opened without blocking (O_NONBLOCK) and checked
 // again once open (it may have been swapped); and at most a cap per kind of
 // file is read: a larger file is an error. Callers name the file and what
 // is wrong in one line: an error (exit 1), or a warning where the run can
@@ -16,6 +17,10 @@ package main
 // What to call:
 //   - readRegularFile(path, cap) for a whole file, with one of the caps below;
 //   - openRegular(path) to stream a regular file (archives);
+//   - openOwnFile(path), readOwnFile(path, cap) for a file the tool writes
+//     in a workspace and shows as it is or streams (its events, logs,
+//     history, run state): a link there was not made by the tool (the one
+//     writer never writes through one) and is refused, never followed;
 //   - openLockFile(path) for a workspace's .lock (read and written);
 //   - openDir(path) to list a directory, readKernelFile(path, cap) for a
 //     file of /proc, openTerminal(path) for /dev/tty.
@@ -78,6 +83,60 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
 	}
 	return f, fi, nil
+}
+
+// openOwnFile is openRegular for a file the tool itself writes in a
+// workspace, where the agent may put a link in its place: a symbolic link
+// at path is refused, not followed (what it leads to, a file of the user's,
+// would be shown or streamed as the run's), as a FIFO or a directory is.
+func openOwnFile(path string) (*os.File, fs.FileInfo, error) {
+	if err := lstatRegular(path); err != nil {
+		return nil, nil, err
+	}
+	fd, err := openNoFollow(path, 0, 0) // the one writer's; O_NONBLOCK
+	if err != nil {
+		return nil, nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() { // swapped since the Lstat
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
+	}
+	return f, fi, nil
+}
+
+// readOwnFile is readRegularFile for a file of openOwnFile's kind: a link
+// at path is refused, not followed.
+func readOwnFile(path string, max int64) ([]byte, error) {
+	f, fi, err := openOwnFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: tooLargeError(max)}
+	}
+	data, err := readStream(f, max)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: unwrapPathError(err)}
+	}
+	return data, nil
+}
+
+// lstatRegular is statRegular that does not follow a link at path: a link
+// is refused, named with its target.
+func lstatRegular(path string) error {
+	if fi, err := os.Lstat(path); err != nil {
+		return &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)}
+	} else if !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "read", Path: path, Err: notRegularAt(path, fi)}
+	}
+	return nil
 }
 
 // notRegularError says what a path that is not a regular file is.
@@ -165,6 +224,11 @@ func readRegularStat(path string, max int64, st *syscall.Stat_t) ([]byte, error)
 // a device is never opened, nor a FIFO waited on.
 func statRegular(path string) error {
 	if fi, err := os.Stat(path); err != nil {
+		if li, lerr := os.Lstat(path); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			// A dangling link (or a loop) is no missing file: it is
+			// named as what it is, as a FIFO or a directory is.
+			return &fs.PathError{Op: "read", Path: path, Err: notRegularAt(path, li)}
+		}
 		return &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)} // as os.Open says it
 	} else if !fi.Mode().IsRegular() {
 		return &fs.PathError{Op: "read", Path: path, Err: notRegularError(fi)}
@@ -363,18 +427,15 @@ func (i *fdInfo) Sys() any           { return &i.st }
 
 // readFault words the one reader's refusal (err) of the file at path,
 // shown as shown, which what names ("prompt file"; "" when the path says
-// enough), one way for every file: "<what> <shown> does not exist", or
-// "<what> <shown> is a link to a missing file (<target>)", both still
-// errors.Is(err, fs.ErrNotExist); any other refusal "reading <what>
-// <shown>: <why>", with fileFaultHint's hint when fix is set (a file the
+// enough), one way for every file: "<what> <shown> does not exist", still
+// errors.Is(err, fs.ErrNotExist); any other refusal, a dangling link among
+// them ("not a regular file (a symbolic link to <target>)"), "reading
+// <what> <shown>: <why>", with fileFaultHint's hint when fix is set (a file the
 // tool keeps, not one named on the command line: a pipe given there is
 // meant, and is refused without a hint to remove it).
 func readFault(what, path, shown string, err error, fix bool) error {
 	name := strings.TrimSpace(what + " " + shown)
 	if errors.Is(err, fs.ErrNotExist) {
-		if target, lerr := os.Readlink(path); lerr == nil {
-			return &missingFileError{fmt.Sprintf("%s is a link to a missing file (%s)", name, target)}
-		}
 		return &missingFileError{name + " does not exist"}
 	}
 	err = fmt.Errorf("reading %s: %w", name, unwrapPathError(err))

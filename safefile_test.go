@@ -147,3 +147,43 @@ func TestSizeText(t *testing.T) {
 		t.Errorf("tooLargeError = %v, want larger than 128 KiB", err)
 	}
 }
+
+// TestOwnFileNoFollow: openOwnFile and readOwnFile read a regular file,
+// and refuse a link at its name (to a regular file or dangling), a FIFO
+// and a directory, naming what is there; readRegularFile follows the link
+// to a regular file but names a dangling one, not as a missing file.
+func TestOwnFileNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	if err := os.WriteFile(at("plain"), []byte("ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(at("plain"), at("link"))
+	os.Symlink(at("nowhere"), at("dangling"))
+	syscall.Mkfifo(at("fifo"), 0o644)
+	os.Mkdir(at("dir"), 0o755)
+	if data, err := readOwnFile(at("plain"), 10); err != nil || string(data) != "ok\n" {
+		t.Errorf("readOwnFile(plain) = %q, %v", data, err)
+	}
+	if _, err := readOwnFile(at("plain"), 2); err == nil || !strings.Contains(err.Error(), "larger than 2 bytes") {
+		t.Errorf("readOwnFile(plain, 2) = %v; want larger than 2 bytes", err)
+	}
+	for name, want := range map[string]string{"link": "(a symbolic link to " + at("plain") + ")", "dangling": "(a symbolic link to " + at("nowhere") + ")", "fifo": "(a named pipe)", "dir": "(a directory)"} {
+		f, _, err := openOwnFile(at(name))
+		if err == nil {
+			f.Close()
+		}
+		if !errors.Is(err, errNotRegular) || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("openOwnFile(%s) = %v; want not a regular file %s", name, err, want)
+		}
+	}
+	if _, _, err := openOwnFile(at("missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("openOwnFile(missing) = %v; want not exist", err)
+	}
+	if data, err := readRegularFile(at("link"), 10); err != nil || string(data) != "ok\n" {
+		t.Errorf("readRegularFile(link) = %q, %v; want the target's", data, err)
+	}
+	if _, err := readRegularFile(at("dangling"), 10); errors.Is(err, os.ErrNotExist) || !strings.HasSuffix(err.Error(), "not a regular file (a symbolic link to "+at("nowhere")+")") {
+		t.Errorf("readRegularFile(dangling) = %v; want not a regular file, no missing file", err)
+	}
+}

@@ -13,7 +13,11 @@ package main
 //     (runEventsFile), --events or not. An entry without one — the file
 //     was refused (a link or a FIFO in its place), or an older binary
 //     registered the run without --events — gets its iteration events,
-//     made from the records its history gets. A named "view" event carries
+//     made from the records its history gets, and so does a stream whose
+//     events file is removed or replaced during the run (the run stops
+//     writing it): the file is read through the one reader, never through
+//     a link or from a FIFO (openOwnFile), and the stream goes on from the
+//     history after the last iteration the file gave. A named "view" event carries
 //     the run as GET /api/runs/{id} shows it, without the history, when it
 //     changes; "end" says the run is over, and the stream ends.
 //   - Memory is bounded: a stream holds one read of at most streamChunk
@@ -106,9 +110,11 @@ type runStream struct {
 	e    runEntry
 	max  int
 	tail fileTail
-	// fromHistory: the run's entry names no events file; its iteration
-	// events are made from its records.
+	// fromHistory: the run's entry names no events file, or it was
+	// refused; its iteration events are made from its records, after
+	// iteration sent (the last the events file gave).
 	fromHistory bool
+	sent        int
 	lastView    []byte
 	viewAt      time.Time
 	states      *runsReader // the state file, read when it changed
@@ -118,10 +124,16 @@ type runStream struct {
 func newRunStream(v runView) *runStream {
 	rs := &runStream{e: v.entry, max: v.MaxIterations, tail: fileTail{path: v.entry.Events}, states: newRunsReader()}
 	if rs.tail.path == "" {
-		rs.fromHistory = true
-		rs.tail.path = filepath.Join(v.entry.StateDir, historyFile)
+		rs.toHistory()
 	}
 	return rs
+}
+
+// toHistory makes the stream's iteration events from the run's history
+// from now on.
+func (rs *runStream) toHistory() {
+	rs.fromHistory = true
+	rs.tail = fileTail{path: filepath.Join(rs.e.StateDir, historyFile)}
 }
 
 // poll returns what is new since the last poll, as SSE frames, and
@@ -129,11 +141,18 @@ func newRunStream(v runView) *runStream {
 func (rs *runStream) poll(now time.Time) ([]byte, bool) {
 	alive := entryAlive(rs.e)
 	var b bytes.Buffer
-	for _, line := range rs.tail.lines() {
+	lines := rs.tail.lines()
+	if rs.tail.refused && !rs.fromHistory {
+		rs.toHistory()
+		lines = append(lines, rs.tail.lines()...)
+	}
+	for _, line := range lines {
 		if rs.fromHistory {
 			if line = rs.iterationEvent(line); line == nil {
 				continue
 			}
+		} else if n := iterationOf(line); n > rs.sent {
+			rs.sent = n
 		}
 		b.WriteString("data: ")
 		b.Write(line)
@@ -178,7 +197,7 @@ func (rs *runStream) view(now time.Time) []byte {
 // run's records.
 func (rs *runStream) iterationEvent(line []byte) []byte {
 	rec := recordOf(line)
-	if rec == nil || rec.Run != rs.e.ID {
+	if rec == nil || rec.Run != rs.e.ID || rec.Iteration <= rs.sent {
 		return nil
 	}
 	ev := runEvent{Event: eventIteration, Time: rec.StartedAt.Add(rec.duration()), Workspace: rs.e.Workspace, Run: rs.e.ID,
@@ -190,13 +209,33 @@ func (rs *runStream) iterationEvent(line []byte) []byte {
 	return data
 }
 
+// iterationOf is the iteration number of an iteration event's line of an
+// events file, or 0.
+func iterationOf(line []byte) int {
+	if !bytes.Contains(line, []byte(`"event":"iteration"`)) {
+		return 0
+	}
+	var ev struct {
+		Event  string `json:"event"`
+		Record *struct {
+			Iteration int `json:"iteration"`
+		} `json:"record"`
+	}
+	if json.Unmarshal(line, &ev) != nil || ev.Event != eventIteration || ev.Record == nil {
+		return 0
+	}
+	return ev.Record.Iteration
+}
+
 // fileTail reads the lines appended to a file, through the one reader,
 // opening it at each read: a file replaced or emptied is read again from
-// its start.
+// its start; one removed, or replaced by a link, a FIFO or a directory
+// (the run stopped writing it), is refused, never followed nor waited on.
 type fileTail struct {
 	path    string
 	off     int64
 	started bool
+	refused bool // the last open failed
 	// skip: the read starts inside a line (the backlog's start, or a line
 	// over streamChunk), left out up to its end.
 	skip bool
@@ -205,7 +244,8 @@ type fileTail struct {
 // lines returns the whole lines appended since the last call (at the
 // first, those of the last streamBacklog bytes), streamChunk bytes at most.
 func (t *fileTail) lines() [][]byte {
-	f, fi, err := openRegular(t.path)
+	f, fi, err := openOwnFile(t.path)
+	t.refused = err != nil
 	if err != nil {
 		return nil
 	}

@@ -5,8 +5,9 @@ package main
 // It comes from the .stop file (written by 'claude-iterate stop' or touched by
 // hand) or from the s key; pressing s again cancels either. The file is never
 // followed through a symbolic link, and the run deletes it when it ends.
-// Anything there but a regular file or a symbolic link (a directory) is no
-// request: it is an error naming the path, never removed by the tool.
+// Anything there but a regular file (a symbolic link, dangling or not, a
+// FIFO, a directory) is no request: it is an error naming the path and what
+// is there, never removed by the tool.
 
 import (
 	"errors"
@@ -54,17 +55,18 @@ func removeStopFile(path string) (bool, error) {
 	return false, fmt.Errorf("removing %s: %w", path, unwrapPathError(err))
 }
 
-// stopFileExists reports whether a stop was requested through the file. A
-// symbolic link counts: the request is its presence, and it is never read.
+// stopFileExists reports whether a stop was requested through the file: a
+// regular file is there (its presence is the request; it is never read).
 func stopFileExists(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && isStopRequest(fi)
 }
 
 // isStopRequest reports whether fi, from Lstat, can be a stop request: a
-// regular file or a symbolic link.
+// regular file, as 'stop' and touch make, not a link (tryout4: a link
+// counted, a FIFO or a directory did not).
 func isStopRequest(fi os.FileInfo) bool {
-	return fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0
+	return fi.Mode().IsRegular()
 }
 
 // checkStopPath reports an error when something that cannot be a stop
@@ -74,7 +76,11 @@ func checkStopPath(path string) error {
 	if err != nil || isStopRequest(fi) {
 		return nil
 	}
-	return fmt.Errorf("%s is %s, not a stop request", path, fileKind(fi))
+	kind := fileKind(fi)
+	if target, err := os.Readlink(path); err == nil {
+		kind += " to " + target
+	}
+	return fmt.Errorf("%s is %s, not a stop request", path, kind)
 }
 
 // stopFilePollInterval is how often a running run looks for the stop file,
