@@ -35,7 +35,9 @@ package main
 //     claim.go), the stop conditions (conditions.go, conditionsjson.go;
 //     the file conditions' targets, condfile.go), the agent and its fallbacks (agentcli.go,
 //     fallback.go), the git worktree and branch (gitrun.go,
-//     gitworktree.go; a failed add undone, gitundo.go; exclude files git
+//     gitworktree.go; a failed add undone, gitundo.go; the worktree
+//     still the workspace's own, on its branch, before git runs in it,
+//     gitworktreecheck.go; exclude files git
 //     would hang on refused first, gitexclude.go), what the run inherits from the last one (runsetup.go:
 //     inherited), what an earlier run left running (leftovers.go), and the
 //     run's entry in the registry of live runs (registry.go). It yields a
