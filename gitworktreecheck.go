@@ -126,7 +126,7 @@ func checkWorktreeFiles(common, root, ws string, st *gitState) (*worktreeFault, 
 		gitDir = filepath.Join(path, gitDir)
 	}
 	if !sameDir(filepath.Dir(gitDir), filepath.Join(common, "worktrees")) {
-		return broken("its .git names "+gitDir+", not a worktree of this repository", repair), ""
+		return broken("its .git names "+clip(stripControls(gitDir), 200)+", not a worktree of this repository", repair), ""
 	}
 	return nil, gitDir
 }
@@ -147,7 +147,7 @@ func checkWorktreePath(root, ws string, st *gitState) *worktreeFault {
 		return broken(unwrapPathError(err).Error(), fmt.Sprintf("look at it, %s", again))
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, _ := os.Readlink(path)
-		return broken("it is a symbolic link to "+target, fmt.Sprintf("remove the link (rm %s), %s", shown, again))
+		return broken("it is a symbolic link to "+clip(stripControls(target), 200), fmt.Sprintf("remove the link (rm %s), %s", shown, again))
 	case !fi.IsDir():
 		return broken("it is "+fileKind(fi), fmt.Sprintf("move it away, %s", again))
 	}
