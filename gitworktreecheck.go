@@ -19,9 +19,9 @@ package main
 //     merge and pr refuse, clean without --force too, naming both branches
 //     and how to get back; status and list never say it merged; the tool
 //     never switches back itself, over the agent's work.
-//   - A run checks again after each iteration, before committing, without
-//     starting git: the path still a directory, not a link (the work tree
-//     git is given), and the HEAD of the run's git directory still on the
+//   - A run checks again after each iteration, before its scan and its
+//     commit, without starting git: the path still a directory, not a link
+//     (the work tree git is given: strayPath), and the HEAD of the run's git directory still on the
 //     branch; else nothing is committed and the run stops (strayEnding).
 //     A .git the agent deleted matters not then: the run's git commands
 //     name the worktree's git directory (git-guard).
@@ -245,6 +245,23 @@ func strayed(s *runGitSetup, g *gitTree, rec *iterationRecord, after *gitSnapsho
 	}
 	s.log.printf("NOT COMMITTED: %s", s.stray.what)
 	return true
+}
+
+// strayPath checks, before the scan that ends an iteration, that the
+// run's worktree path is still a directory, not a link: the scan gives git
+// the path as its work tree, and through a link to the main checkout it
+// would list the user's files as the agent's. It sets the run's fault
+// (strayed then records it), and reports whether the scan is to be left
+// out.
+func strayPath(s *runGitSetup) bool {
+	if s == nil || s.state == nil {
+		return false
+	}
+	if s.stray == nil {
+		st := *s.state
+		s.stray = checkWorktreePath(s.root, s.ws.Name, &st)
+	}
+	return s.stray != nil && s.stray.on == ""
 }
 
 // strayEnding is the ending of a run whose worktree left its branch
