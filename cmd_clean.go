@@ -37,7 +37,9 @@ merge' first), or its worktree has uncommitted changes; -f/--force cleans
 it anyway, and the archive keeps unmerged.patch, a patch of that work (so
 --no-archive is refused then). The worktree is removed with 'git worktree
 remove' (one deleted by hand is pruned, with a warning); the branch is
-kept unless --delete-branch.
+kept unless --delete-branch. A worktree on another branch than its own is
+not cleaned without -f; a path that is no longer the worktree (a link, a
+broken .git) is never cleaned: repair it or move it away first.
 
 Declining the question leaves the workspace and exits 0.
 

@@ -124,7 +124,7 @@ func runHistory(env *cliEnv, args []string) error {
 	if shown == 0 && !*asJSON {
 		fmt.Fprintf(out, "No iterations recorded for %s yet.\n", w.Name)
 	}
-	if v := viewGit(w); v != nil && !*asJSON { // gitstate.go
+	if v := viewGit(env, w); v != nil && !*asJSON { // gitstate.go
 		fmt.Fprintf(out, "Git: %s\n", sanitizeString(v.text(env.projectRoot))) // git's error may name a file
 	}
 	return writeError(out.err)

@@ -98,7 +98,7 @@ func listWorkspaces(env *cliEnv) error {
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 		views, branches := make([]*gitView, len(spaces)), ""
 		for i, w := range spaces {
-			if views[i] = viewGit(w); views[i] != nil {
+			if views[i] = viewGit(env, w); views[i] != nil {
 				branches = "\tBRANCH" // gitstate.go: only when a workspace has one
 			}
 		}

@@ -35,8 +35,9 @@ it can, else a merge commit. The merge happens in the checkout that has
 that branch checked out (normally the project's); when none has it, a
 fast-forward moves the branch, anything else is refused.
 
-It refuses while a run of the workspace is going on, and when the target
-checkout has uncommitted changes to tracked files. Untracked files are no
+It refuses while a run of the workspace is going on, when its worktree is
+no longer its own (a link, a broken .git) or is on another branch, and
+when the target checkout has uncommitted changes to tracked files. Untracked files are no
 reason to refuse, unless the merge would overwrite them. On a conflict
 nothing is left half-done: no merge in progress, the target as it was, the
 branch intact; the conflicting files are named and the exit status is 1.
@@ -164,6 +165,9 @@ func openBranchWorkspace(env *cliEnv, arg, doing string) (*workspace, *gitState,
 		return nil, nil, nil, nil, err
 	}
 	g, err := openGitRepo(env.projectRoot, doing)
+	if err == nil { // a worktree broken or on another branch (gitworktreecheck.go)
+		err = worktreeRefusal(env, g, w, true)
+	}
 	if err == nil { // the merge's git commands read them (gitexclude.go)
 		if err = excludeHazard(env.projectRoot); err == nil {
 			err = excludeHazard(st.Worktree)

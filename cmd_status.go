@@ -136,7 +136,7 @@ func runStatus(env *cliEnv, args []string) error {
 	if from != nil {
 		r.Path, r.Archive, r.Archived = from.path, from.path, &from.at
 	} else {
-		r.Git = viewGit(w)
+		r.Git = viewGit(env, w)
 		r.Leftovers = leftPIDs(w)
 		for _, e := range liveDryRuns(w.StateDir) {
 			st, _ := readRunState(e.State)

@@ -185,7 +185,10 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	defer log.Close()
 	sup.log = log
-	root := worktreeRoot(env, w) // gitrun.go: the worktree's, when the workspace works in one
+	root, err := worktreeRoot(env, w) // gitrun.go: the worktree's, when the workspace works in one
+	if err != nil {
+		return err
+	}
 	spec.dir = root
 	v := &verifier{sup: sup, con: con, log: log, lock: lock, ws: w, root: root, depth: depth,
 		spec: spec, agent: spec.name, refusedFix: agentCLIs[spec.name].verifierRefusedHint(),

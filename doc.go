@@ -35,9 +35,11 @@ package main
 //     claim.go), the stop conditions (conditions.go, conditionsjson.go;
 //     the file conditions' targets, condfile.go), the agent and its fallbacks (agentcli.go,
 //     fallback.go), the git worktree and branch (gitrun.go,
-//     gitworktree.go; a failed add undone, gitundo.go; exclude files git
-//     would hang on refused first, gitexclude.go; a run that commits in a
-//     checkout kept alone there, checkoutlock.go), what the run inherits from the last one (runsetup.go:
+//     gitworktree.go; a failed add undone, gitundo.go; the worktree
+//     still the workspace's own, on its branch, before git runs in it,
+//     gitworktreecheck.go; exclude files git would hang on refused first,
+//     gitexclude.go; a run that commits in a checkout kept alone there,
+//     checkoutlock.go), what the run inherits from the last one (runsetup.go:
 //     inherited), what an earlier run left running (leftovers.go), and the
 //     run's entry in the registry of live runs (registry.go). It yields a
 //     runPlan, never changed afterwards. What it checks and says before it

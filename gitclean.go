@@ -53,7 +53,14 @@ func planGitClean(env *cliEnv, w *workspace, force, noArchive, deleteBranch bool
 		return nil, err
 	}
 	p := &gitCleanPlan{repo: g, st: st, deleteBranch: deleteBranch, removed: st.Removed}
-	if _, err := os.Lstat(st.Worktree); err != nil {
+	f := checkWorktree(g.common, env.projectRoot, w.Name, st) // gitworktreecheck.go
+	switch {
+	case f != nil && f.broken: // git there would take the main checkout's files for its own
+		return nil, fmt.Errorf("not cleaning workspace %s: %v", w.Name, f)
+	case f != nil && !f.missing && !force:
+		return nil, fmt.Errorf("not cleaning workspace %s: %v; or clean --force (the archive keeps a patch of its uncommitted changes; the branch %s is kept)", w.Name, f, f.on)
+	}
+	if f != nil && f.missing {
 		p.missing = true
 	} else if err := excludeHazard(st.Worktree); err != nil { // gitexclude.go
 		return nil, err

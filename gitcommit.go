@@ -69,6 +69,8 @@ type runGitSetup struct {
 	left     *agentLeft // the user's checkout: what is whose (gitmine.go)
 	// bigWarned: the files over bigFileWarn already named (gitmine.go)
 	bigWarned map[string]bool
+	root      string         // the project's root, for the paths shown
+	stray     *worktreeFault // the worktree left its branch (gitworktreecheck.go)
 }
 
 // gitIdentity returns the -c options a commit in dir needs: none when git
@@ -317,7 +319,7 @@ func saidDone(ev *evidence, rec *iterationRecord) string {
 // commit (and commitError), and readies the next iteration's starting
 // scan in g.
 func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evidence, before, after *gitSnapshot) {
-	if g == nil {
+	if g == nil || strayed(s, g, rec, after) { // gitworktreecheck.go: on its branch still
 		return
 	}
 	if s == nil || !s.commit {

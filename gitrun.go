@@ -12,7 +12,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -41,7 +40,7 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 	if err := excludeHazard(env.projectRoot, ws.Dir, ws.StateDir); err != nil {
 		return nil, err
 	}
-	s := &runGitSetup{commit: commit, con: con, ws: ws}
+	s := &runGitSetup{commit: commit, con: con, ws: ws, root: env.projectRoot}
 	if worktree {
 		warn := func(format string, args ...any) { con.errorf("warning: "+format, args...) }
 		g, st, err := ensureWorktree(env.projectRoot, ws, worktreeRequest{branch: opts.branch.s, base: opts.base.s, from: worktreeSource(cfg, ws), warn: warn})
@@ -179,28 +178,32 @@ func scanReuse(stops *stopSet, verifier *verifier) bool {
 
 // worktreeRoot is the project root the verify command's agent looks at:
 // the worktree's, for a workspace that works in one that is there, else
-// the project's.
-func worktreeRoot(env *cliEnv, w *workspace) string {
+// the project's. A path that is no longer the worktree (a link to the main
+// checkout, say: gitworktreecheck.go) is refused, never looked at.
+func worktreeRoot(env *cliEnv, w *workspace) (string, error) {
 	st := w.meta.Git
 	if st == nil || st.Worktree == "" {
-		return env.projectRoot
+		return env.projectRoot, nil
 	}
-	if fi, err := os.Stat(st.Worktree); err != nil || !fi.IsDir() {
-		return env.projectRoot
+	out, err := runGit(env.projectRoot, "rev-parse", "--show-toplevel", "--git-common-dir")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 2 {
+		return env.projectRoot, nil
 	}
-	top, err := filepath.EvalSymlinks(st.Worktree)
-	if err != nil {
-		return env.projectRoot
+	if f := checkWorktree(joinIfRelative(env.projectRoot, lines[1]), env.projectRoot, w.Name, st); f != nil && f.missing {
+		return env.projectRoot, nil
+	} else if f != nil && f.broken {
+		return "", f
 	}
-	out, err := runGit(env.projectRoot, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return env.projectRoot
-	}
-	repoTop := strings.TrimSpace(string(out))
+	repoTop := lines[0]
 	if t, err := filepath.EvalSymlinks(repoTop); err == nil {
 		repoTop = t
 	}
-	return filepath.Join(top, relInRepo(&gitRepo{top: repoTop}, env.projectRoot))
+	top := st.Worktree
+	if t, err := filepath.EvalSymlinks(top); err == nil {
+		top = t
+	}
+	return filepath.Join(top, relInRepo(&gitRepo{top: repoTop}, env.projectRoot)), nil
 }
 
 // agentArgs are the agent's arguments a worktree needs: the workspace's

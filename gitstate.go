@@ -9,7 +9,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -31,20 +30,39 @@ type gitView struct {
 	// prunes it and makes it again).
 	WorktreeMissing bool `json:"worktreeMissing,omitempty"`
 	// Removed: clean removed it (a restored workspace).
-	Removed bool   `json:"worktreeRemoved,omitempty"`
-	Error   string `json:"error,omitempty"`
+	Removed bool `json:"worktreeRemoved,omitempty"`
+	// Broken: the path is no longer the worktree (a link, a .git that is
+	// not its own; Error says which and how to repair it); nothing is read
+	// there (gitworktreecheck.go).
+	Broken bool `json:"worktreeBroken,omitempty"`
+	// OnBranch: the worktree is on this branch, not on Branch ("HEAD":
+	// detached); the branch is then never said merged.
+	OnBranch string `json:"worktreeBranch,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // viewGit reads w's git work; nil for a workspace without a worktree.
-func viewGit(w *workspace) *gitView {
+func viewGit(env *cliEnv, w *workspace) *gitView {
 	st := w.meta.Git
 	if st == nil || st.Worktree == "" {
 		return nil
 	}
 	v := &gitView{Branch: st.Branch, Worktree: st.Worktree, Base: firstNonEmpty(st.Base, shortSHA(st.BaseCommit))}
 	dir := st.Worktree
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	common, stderr, err := gitOut(env.projectRoot, nil, "rev-parse", "--git-common-dir")
+	if err != nil {
+		v.Error = fmt.Sprintf("git rev-parse failed in %s: %s", env.projectRoot, gitFailure(stderr, err))
+		return v
+	}
+	switch f := checkWorktree(joinIfRelative(env.projectRoot, common), env.projectRoot, w.Name, st); {
+	case f == nil:
+	case f.missing:
 		v.WorktreeMissing, v.Removed, dir = true, st.Removed, w.Dir
+	case f.broken: // git there would read the main checkout
+		v.Broken, v.Error = true, f.Error()
+		return v
+	default:
+		v.OnBranch = f.on
 	}
 	base := firstNonEmpty(st.Base, st.BaseCommit)
 	out, err := runGit(dir, "rev-list", "--left-right", "--count", base+"..."+"refs/heads/"+st.Branch, "--")
@@ -56,8 +74,8 @@ func viewGit(w *workspace) *gitView {
 		v.Behind, _ = strconv.Atoi(f[0])
 		v.Ahead, _ = strconv.Atoi(f[1])
 	}
-	v.Merged = v.Ahead == 0
-	if !v.Merged && st.Squashed != "" {
+	v.Merged = v.Ahead == 0 && v.OnBranch == ""
+	if !v.Merged && v.OnBranch == "" && st.Squashed != "" {
 		tip, err := runGit(dir, "rev-parse", "refs/heads/"+st.Branch)
 		v.Merged = err == nil && strings.TrimSpace(string(tip)) == st.Squashed
 	}
@@ -94,6 +112,13 @@ func (v *gitView) text(root string) string {
 	case v.Uncommitted > 0:
 		s += fmt.Sprintf("; %s uncommitted in %s", plural(v.Uncommitted, "file"), relPath(root, v.Worktree))
 	}
+	if v.OnBranch != "" {
+		on := "branch " + v.OnBranch
+		if v.OnBranch == "HEAD" {
+			on = "a detached HEAD"
+		}
+		s += fmt.Sprintf("; its worktree %s is on %s, not on %s (git -C %s switch %s)", relPath(root, v.Worktree), on, v.Branch, relPath(root, v.Worktree), v.Branch)
+	}
 	if v.Merged {
 		s += "; merged"
 	} else {
@@ -104,8 +129,13 @@ func (v *gitView) text(root string) string {
 
 // short is the view for list's BRANCH column.
 func (v *gitView) short() string {
-	if v.Error != "" {
+	switch {
+	case v.Broken:
+		return v.Branch + " (worktree broken)"
+	case v.Error != "":
 		return v.Branch + " (git failed)"
+	case v.OnBranch != "":
+		return fmt.Sprintf("%s (worktree on %s)", v.Branch, v.OnBranch)
 	}
 	s := fmt.Sprintf("%s +%d -%d", v.Branch, v.Ahead, v.Behind)
 	if v.Uncommitted > 0 {

@@ -236,23 +236,6 @@ func (g *gitRepo) branchExists(branch string) bool {
 	return err == nil
 }
 
-// isWorktreeAt reports whether dir is the top of a worktree of g on branch.
-func (g *gitRepo) isWorktreeAt(dir string) bool {
-	top, _, err := gitOut(dir, nil, "rev-parse", "--show-toplevel", "--git-common-dir")
-	if err != nil {
-		return false
-	}
-	lines := strings.Split(top, "\n")
-	if len(lines) != 2 {
-		return false
-	}
-	t, c := lines[0], lines[1]
-	if !filepath.IsAbs(c) {
-		c = filepath.Join(dir, c)
-	}
-	return sameDir(t, dir) && sameDir(c, g.common)
-}
-
 // worktreeRequest is what a run asks of the workspace's worktree.
 type worktreeRequest struct {
 	branch, base string // from --branch and --base; "" for the defaults
@@ -279,12 +262,13 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 		if req.base != "" {
 			return nil, nil, &inputError{fmt.Errorf("workspace %s's worktree exists already, made from %s: --base names a new worktree's start only; leave it out, or 'claude-iterate clean' the workspace first", w.Name, firstNonEmpty(st.Base, shortSHA(st.BaseCommit)))}
 		}
-		if g.isWorktreeAt(st.Worktree) {
+		f := checkWorktree(g.common, projectRoot, w.Name, st) // gitworktreecheck.go
+		if f == nil {
 			st.Removed = false // a clean that did not get to remove it
 			return g, st, nil
 		}
-		if _, err := os.Lstat(st.Worktree); err == nil {
-			return nil, nil, fmt.Errorf("%s, workspace %s's worktree, is no longer a worktree of this repository: move it away, then run again (the branch %s is kept)", st.Worktree, w.Name, st.Branch)
+		if !f.missing {
+			return nil, nil, f
 		}
 		if st.Removed {
 			req.warn("the worktree of workspace %s (%s) was removed by 'claude-iterate clean': made again on its branch %s", w.Name, st.Worktree, st.Branch)

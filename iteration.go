@@ -187,7 +187,10 @@ func (r *runner) record(it *iterationRun, end, reason string) *iterationRecord {
 
 // recordWith makes the iteration's record and derives everything from it.
 func (r *runner) recordWith(it *iterationRun, end, reason string, ev *evidence, refused []string, tests *testResults) *iterationRecord {
-	after := r.git.snapshot()
+	var after *gitSnapshot
+	if !strayPath(r.gitSetup) { // gitworktreecheck.go: never a link put at the worktree's path
+		after = r.git.snapshot()
+	}
 	rec := newRecord(recordInput{
 		run: r.lock.record.RunID, iteration: it.n, started: it.started, outcome: it.outcome,
 		end: end, reason: reason, refused: refused, status: ev.status, evidence: ev, tests: tests,

@@ -205,6 +205,9 @@ func (r *runner) loop() ending {
 		if end := r.checkDeadline(); end != nil {
 			return *end
 		}
+		if end := strayEnding(r.gitSetup); end != nil { // after an iteration that was retried
+			return *end
+		}
 		if r.sup.startBlocked() {
 			return r.interruptEnding()
 		}
@@ -243,7 +246,11 @@ func (r *runner) loop() ending {
 			}
 			continue // the iteration is not counted, and is retried
 		}
-		if end := r.checks.disk.orFull(r.afterIteration(it)); end != nil {
+		end := r.afterIteration(it)
+		if stray := strayEnding(r.gitSetup); stray != nil { // gitworktreecheck.go: the agent switched branch
+			end = stray
+		}
+		if end := r.checks.disk.orFull(end); end != nil {
 			return *end
 		}
 		if end := r.wait(r.pauseBefore(), nil); end != nil {
