@@ -168,6 +168,44 @@ func clipWidth(s string, w int) string {
 	return s
 }
 
+// wrapWidth breaks s (one line) into lines of at most first columns for
+// the first and rest for the others, after a space or a slash (a path's
+// boundary), a word longer than a line cut where it must; at most
+// maxLines lines (0: any), the last ending in "…" when text remains.
+func wrapWidth(s string, first, rest, maxLines int) []string {
+	var lines []string
+	w := max(first, 1)
+	for displayWidth(s) > w {
+		if maxLines > 0 && len(lines) == maxLines-1 {
+			break
+		}
+		cut, col, hard := -1, 0, len(s)
+		for i, r := range s {
+			if col+runeWidth(r) > w {
+				if r == ' ' {
+					cut = i // the line ends with a word
+				}
+				hard = i
+				break
+			}
+			col += runeWidth(r)
+			if (r == ' ' || r == '/') && i > 0 {
+				cut = i + 1
+			}
+		}
+		if cut <= 0 {
+			cut = hard
+		}
+		if cut == 0 { // one rune wider than the line
+			_, cut = utf8.DecodeRuneInString(s)
+		}
+		lines = append(lines, strings.TrimRight(s[:cut], " "))
+		s = strings.TrimLeft(s[cut:], " ")
+		w = max(rest, 1)
+	}
+	return append(lines, clipWidth(s, w))
+}
+
 // stripSGR removes the colour sequences the panel itself writes.
 func stripSGR(s string) string {
 	if !strings.Contains(s, "\x1b[") {
