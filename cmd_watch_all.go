@@ -370,7 +370,7 @@ func (a *allWatcher) render(now time.Time, cols, rows int) []string {
 			foot = append(foot, clipWidth(style("Answer: ", styleBold)+lastColumns(sanitizeString(string(a.edit)), w-10)+"▏", w))
 			foot = append(foot, helpLines("Enter sends · Esc cancels · Ctrl+U clears", w, style)...)
 		} else {
-			foot = append(foot, helpLines("↑/↓ select · Enter panel · s stop (again: cancel) · a answer · q quit", w, style)...)
+			foot = append(foot, helpLines(a.keysHelp(), w, style)...)
 		}
 		body = a.renderTable(w, rows-len(foot)-4, style)
 	}
@@ -404,6 +404,35 @@ func (a *allWatcher) questionLines(v runView, w int, style func(s, sgr string) s
 		lines = append(lines, "  "+l)
 	}
 	return lines
+}
+
+// keysHelp is the table's footer: only the keys that do something now
+// (a run to select, to open, to stop; a question to answer).
+func (a *allWatcher) keysHelp() string {
+	var keys []string
+	if len(a.runs) > 1 {
+		keys = append(keys, "↑/↓ select")
+	}
+	if v, ok := a.selected(); ok {
+		keys = append(keys, "Enter panel", "s stop (again: cancel)")
+		if v.Question != nil {
+			keys = append(keys, "a answer")
+		}
+	}
+	return strings.Join(append(keys, "q quit"), " · ")
+}
+
+// panelKeys is the panel's footer: the run's keys only while it goes on
+// (v, live: the run, if it does), a answer only with a question pending.
+func panelKeys(v runView, live bool) string {
+	keys := []string{"Esc back"}
+	if live {
+		keys = append(keys, "s stop (again: cancel)")
+		if v.Question != nil {
+			keys = append(keys, "a answer")
+		}
+	}
+	return strings.Join(append(keys, "q quit"), " · ")
 }
 
 // helpLines are a footer's keys ("k does · k does"), dimmed, on as many
@@ -460,8 +489,8 @@ func stateStyle(state string) string {
 // renderPanel is the opened run's panel, as watch <ws> draws it, under
 // its last lines.
 func (a *allWatcher) renderPanel(now time.Time, w, rows int, style func(s, sgr string) string, foot []string) (body, footOut []string) {
-	help := helpLines("Esc back · s stop (again: cancel) · a answer · q quit", w, style)
-	_, live := a.selected()
+	v, live := a.selected()
+	help := helpLines(panelKeys(v, live), w, style)
 	st := a.panel
 	switch {
 	case st == nil && !live:
