@@ -331,7 +331,7 @@ func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 		shown = fmt.Sprintf(" · the last %d shown", s.n)
 	}
 	header := fmt.Sprintf("Run %s · %s · %s%s · %s · %s%s", s.id, s.first.Local().Format("2006-01-02 15:04"),
-		plural(t.Iterations, "iteration"), failed, workDuration(s.elapsed), costText(t.CostUSD, t.EstimatedUSD > 0), shown)
+		plural(t.Iterations, "iteration"), failed, workDuration(s.elapsed), costText(t.CostUSD, t.estimated()), shown)
 	for _, line := range wrapParts(header, " · ", width) {
 		fmt.Fprintln(w, line)
 	}
@@ -557,11 +557,14 @@ func showChart(w io.Writer, recs []*iterationRecord, bars, width int) {
 	var durs, costs, prog []float64
 	p := 0.0
 	var maxDur time.Duration
-	maxCost := 0.0
+	maxCost, maxEstimated := 0.0, false
 	hasProgress := false
 	for _, rec := range shown {
 		durs = append(durs, float64(rec.DurationMS))
 		costs = append(costs, rec.CostUSD)
+		if rec.CostUSD > maxCost || (rec.CostUSD == maxCost && rec.CostEstimated) {
+			maxEstimated = rec.CostEstimated // the largest cost, marked as its iteration's is
+		}
 		maxDur, maxCost = max(maxDur, rec.duration()), max(maxCost, rec.CostUSD)
 		// A record that does not say (a verification) keeps the
 		// progress before it, rather than drawing a drop to 0.
@@ -578,7 +581,7 @@ func showChart(w io.Writer, recs []*iterationRecord, bars, width int) {
 		fmt.Fprintln(w, line)
 	}
 	say("  time      %s  max %s%s", sparkline(durs), workDuration(maxDur), note)
-	say("  cost      %s  max %s", sparkline(costs), formatCost(maxCost))
+	say("  cost      %s  max %s", sparkline(costs), costText(maxCost, maxEstimated))
 	if hasProgress {
 		var from, to *progressRep
 		for _, rec := range shown {

@@ -187,7 +187,7 @@ func runStatus(env *cliEnv, args []string) error {
 		if r.EstimatedUSD > 0 {
 			est = fmt.Sprintf(" (%s of it estimated from tokens: agents.codex.pricing)", formatCost(r.EstimatedUSD))
 		}
-		fmt.Fprintf(out, "Cost:        %s%s\n", costText(r.CostUSD, r.EstimatedUSD > 0), est)
+		fmt.Fprintf(out, "Cost:        %s%s\n", costText(r.CostUSD, r.estimated()), est)
 	}
 	prog := "-"
 	if ts.HasProgress {
