@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 )
 
@@ -452,17 +451,15 @@ func openArchived(src string) (a *archivedWorkspace, err error) {
 	return a, nil
 }
 
-// listArchives prints the archived workspaces, for 'archive list' and
-// 'list --archived' (heading: after the workspaces).
-func listArchives(env *cliEnv, heading bool) error {
+// readArchives opens the project's archived workspaces, sorted by name
+// then time (closeArchives removes what they unpacked); broken are the
+// archives that could not be read.
+func readArchives(env *cliEnv) (archived []*archivedWorkspace, broken []error, err error) {
 	dir := filepath.Join(env.projectRoot, archiveDirName)
-	shown := relPath(env.projectRoot, dir)
 	entries, err := readDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reading the archive directory: %w", err)
+		return nil, nil, fmt.Errorf("reading the archive directory: %w", err)
 	}
-	var archived []*archivedWorkspace
-	var broken []error
 	for _, e := range entries {
 		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".tar.gz") {
 			continue
@@ -473,7 +470,6 @@ func listArchives(env *cliEnv, heading bool) error {
 			broken = append(broken, fmt.Errorf("%s: %w", relPath(env.projectRoot, p), err))
 			continue
 		}
-		defer a.close()
 		archived = append(archived, a)
 	}
 	sort.Slice(archived, func(i, j int) bool {
@@ -482,6 +478,25 @@ func listArchives(env *cliEnv, heading bool) error {
 		}
 		return archived[i].at.Before(archived[j].at)
 	})
+	return archived, broken, nil
+}
+
+// closeArchives closes what readArchives opened.
+func closeArchives(archived []*archivedWorkspace) {
+	for _, a := range archived {
+		a.close()
+	}
+}
+
+// listArchives prints the archived workspaces, for 'archive list' and
+// 'list --archived' (heading: after the workspaces).
+func listArchives(env *cliEnv, heading bool) error {
+	archived, broken, err := readArchives(env)
+	if err != nil {
+		return err
+	}
+	defer closeArchives(archived)
+	shown := relPath(env.projectRoot, filepath.Join(env.projectRoot, archiveDirName))
 	if heading {
 		fmt.Fprintln(env.stdout)
 	}
@@ -493,15 +508,16 @@ func listArchives(env *cliEnv, heading bool) error {
 		fmt.Fprintf(env.stdout, "Archived workspaces (%s):\n", shown)
 	}
 	if len(archived) > 0 {
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tMODE\tSTATUS\tITERATIONS\tPROGRESS\tARCHIVED\tARCHIVE")
-		for _, a := range archived {
+		rows := make([][]string, len(archived))
+		for i, a := range archived {
 			ts, _ := readTaskStatus(a.ws)
 			m := a.ws.meta
 			// The names are the archive's own (its directory's, its file's): written out.
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sanitizeString(a.ws.Name), m.Mode, sanitizeString(a.ws.displayStatus()), m.Iterations, progressCell(a.ws, ts), a.at.Local().Format("2006-01-02 15:04"), sanitizeString(filepath.Base(a.path)))
+			rows[i] = []string{sanitizeString(a.ws.Name), m.Mode, sanitizeString(a.ws.displayStatus()), strconv.Itoa(m.Iterations), progressCell(a.ws, ts), a.at.Local().Format("2006-01-02 15:04"), sanitizeString(filepath.Base(a.path))}
 		}
-		if err := tw.Flush(); err != nil {
+		// A narrow terminal keeps the name and the archive's file whole (what
+		// 'archive restore' takes), the status cut short first.
+		if err := writeTable(env.stdout, archiveHeader, rows, []int{prioKeep, 2, 6, 4, 5, 3, 8}, 2); err != nil {
 			return err
 		}
 	}
@@ -513,6 +529,9 @@ func listArchives(env *cliEnv, heading bool) error {
 	}
 	return nil
 }
+
+// archiveHeader is archive list's table header.
+var archiveHeader = []string{"NAME", "MODE", "STATUS", "ITERATIONS", "PROGRESS", "ARCHIVED", "ARCHIVE"}
 
 // interruptedError is a command ended by a signal, what it was writing
 // removed.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -195,6 +196,44 @@ func runConfigGet(env *cliEnv, args []string) error {
 	return writeError(err)
 }
 
+// writeConfigTable prints config's table of key, value and source; where
+// it is wider than the output ($COLUMNS, or the terminal's), each key on
+// a line of its own and its value and source under it, wrapped, rather
+// than lines the terminal breaks anywhere (every value matters: none is
+// cut short).
+func writeConfigTable(w io.Writer, rows [][3]string) error {
+	widths := [3]int{len("KEY"), len("VALUE"), len("SOURCE")}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], displayWidth(c))
+		}
+	}
+	if width := outputWidth(w); width > 0 && widths[0]+widths[1]+widths[2]+4 > width {
+		for _, r := range rows {
+			fmt.Fprintln(w, r[0])
+			for _, l := range wrapWidth(r[1]+" ("+r[2]+")", width-2, width-2, 0) {
+				fmt.Fprintln(w, "  "+l)
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r[0], r[1], r[2])
+	}
+	return tw.Flush()
+}
+
+// wrapAt is the width at which a line to w wraps: outputWidth's, else
+// any (a line is never cut).
+func wrapAt(w io.Writer) int {
+	if width := outputWidth(w); width > 0 {
+		return width
+	}
+	return math.MaxInt32
+}
+
 func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
 	if asJSON {
 		type entry struct {
@@ -212,8 +251,7 @@ func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	var rows [][3]string
 	for _, k := range configKeys {
 		v := displayValue(&k, s.values[k.name])
 		if k.name == "defaultMaxIterations" && s.values[k.name] == 0 {
@@ -226,9 +264,9 @@ func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
 		if k.name == "git.commit" && s.isDefault(k.name) {
 			v += " (with a worktree; without one only when set true)" // what happens: setupGit
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.name, v, s.sources[k.name])
+		rows = append(rows, [3]string{k.name, v, s.sources[k.name]})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeConfigTable(w, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -240,7 +278,9 @@ func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
 		if _, err := os.Stat(l.path); err != nil {
 			state = "not found"
 		}
-		fmt.Fprintf(w, "%s config: %s (%s)\n", l.name, l.path, state)
+		for i, line := range wrapWidth(fmt.Sprintf("%s config: %s (%s)", l.name, l.path, state), wrapAt(w), wrapAt(w)-2, 0) {
+			fmt.Fprintln(w, strings.Repeat("  ", min(i, 1))+line) // a narrow output: at a slash, indented
+		}
 	}
 	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -331,7 +330,7 @@ func (s *runSummary) show(w io.Writer, width int, row func() *iterationRecord) {
 		shown = fmt.Sprintf(" · the last %d shown", s.n)
 	}
 	header := fmt.Sprintf("Run %s · %s · %s%s · %s · %s%s", s.id, s.first.Local().Format("2006-01-02 15:04"),
-		plural(t.Iterations, "iteration"), failed, workDuration(s.elapsed), costText(t.CostUSD, t.EstimatedUSD > 0), shown)
+		plural(t.Iterations, "iteration"), failed, workDuration(s.elapsed), costText(t.CostUSD, t.estimated()), shown)
 	for _, line := range wrapParts(header, " · ", width) {
 		fmt.Fprintln(w, line)
 	}
@@ -480,42 +479,6 @@ func rowCells(rec *iterationRecord, first time.Time) [len(historyColumns)]string
 	return cells
 }
 
-// wrapParts breaks a line of parts joined by sep into lines of at most
-// width columns (0: any), at the separators; the lines after the first
-// are indented by two spaces.
-func wrapParts(line, sep string, width int) []string {
-	if width <= 0 || displayWidth(line) <= width {
-		return []string{line}
-	}
-	var out []string
-	cur := ""
-	for _, part := range strings.Split(line, sep) {
-		switch {
-		case cur == "":
-			cur = part
-		case displayWidth(cur+sep+part) <= width:
-			cur += sep + part
-		default:
-			out = append(out, cur)
-			cur = "  " + part
-		}
-	}
-	return append(out, cur)
-}
-
-// outputWidth is the width the command's output should fit: $COLUMNS
-// when set, else the terminal's when standard output is one, else 0 (a
-// pipe or a file: any).
-func outputWidth(out io.Writer) int {
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
-		return n
-	}
-	if f := terminalBehind(out); f != nil && isTerminal(f) {
-		return terminalWidth(f)
-	}
-	return 0
-}
-
 func sameDay(a, b time.Time) bool {
 	a, b = a.Local(), b.Local()
 	return a.YearDay() == b.YearDay() && a.Year() == b.Year()
@@ -557,11 +520,14 @@ func showChart(w io.Writer, recs []*iterationRecord, bars, width int) {
 	var durs, costs, prog []float64
 	p := 0.0
 	var maxDur time.Duration
-	maxCost := 0.0
+	maxCost, maxEstimated := 0.0, false
 	hasProgress := false
 	for _, rec := range shown {
 		durs = append(durs, float64(rec.DurationMS))
 		costs = append(costs, rec.CostUSD)
+		if rec.CostUSD > maxCost || (rec.CostUSD == maxCost && rec.CostEstimated) {
+			maxEstimated = rec.CostEstimated // the largest cost, marked as its iteration's is
+		}
 		maxDur, maxCost = max(maxDur, rec.duration()), max(maxCost, rec.CostUSD)
 		// A record that does not say (a verification) keeps the
 		// progress before it, rather than drawing a drop to 0.
@@ -578,7 +544,7 @@ func showChart(w io.Writer, recs []*iterationRecord, bars, width int) {
 		fmt.Fprintln(w, line)
 	}
 	say("  time      %s  max %s%s", sparkline(durs), workDuration(maxDur), note)
-	say("  cost      %s  max %s", sparkline(costs), formatCost(maxCost))
+	say("  cost      %s  max %s", sparkline(costs), costText(maxCost, maxEstimated))
 	if hasProgress {
 		var from, to *progressRep
 		for _, rec := range shown {

@@ -7,14 +7,17 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
 // listUsage is the manual of the list command.
-const listUsage = `Usage: claude-iterate list [--archived]
+const listUsage = `Usage: claude-iterate list [--archived] [--json]
 
 Lists the workspaces under the workspaces directory (claude-iterate/workspaces
 by default, see 'claude-iterate config'), and a ralph-mode run's state in the
@@ -30,19 +33,34 @@ works in a git worktree (run --worktree), a BRANCH column shows its branch,
 ", 2 processes left running" marks a killed run whose agent's processes
 still run: 'claude-iterate stop <workspace>' ends them.
 
+On a terminal (or with $COLUMNS) the table fits the width: the least
+useful columns go first, the status is cut short with "…"; a pipe gets
+every column.
+
 Options:
   --archived   also list the workspaces archived by 'claude-iterate clean'
+  --json       a JSON array, one object per workspace: name, path, mode,
+               agent, status, running, pid, iterations, progress
+               ({"completed", "total"} or null), claim, questionWaits,
+               created, lastRun (or null), git, leftovers; with
+               --archived, the archived ones follow, with archived (when)
+               and archive (its file)
 
 Examples:
   claude-iterate list
   claude-iterate list --archived
+  claude-iterate list --json
 `
 
 func runList(env *cliEnv, args []string) error {
 	fs := newFlagSet("list")
 	archived := fs.Bool("archived", false, "")
+	asJSON := fs.Bool("json", false, "")
 	if _, err := parseFlags(fs, args, 0); err != nil {
 		return err
+	}
+	if *asJSON {
+		return listJSON(env, *archived)
 	}
 	err := listWorkspaces(env)
 	if *archived {
@@ -53,22 +71,79 @@ func runList(env *cliEnv, args []string) error {
 	return err
 }
 
+// listHeader is list's table header; listPriorities say which columns a
+// narrow terminal keeps: the higher, the later dropped (BRANCH: 4).
+var (
+	listHeader     = []string{"NAME", "MODE", "STATUS", "ITERATIONS", "PROGRESS", "LAST RUN"}
+	listPriorities = []int{prioKeep, 2, 8, 5, 6, 3}
+)
+
+// writeTable prints a table: to a terminal or with $COLUMNS (outputWidth),
+// fitted to its width, the lowest-priority columns dropped and the flex
+// one cut short with "…" (fitColumns), rather than wrapped; to a pipe or
+// a file, every column whole.
+func writeTable(out io.Writer, header []string, rows [][]string, prio []int, flex int) error {
+	if width := outputWidth(out); width > 0 {
+		head, lines := fitColumns(header, rows, prio, width, flex)
+		_, err := fmt.Fprintln(out, strings.Join(append([]string{head}, lines...), "\n"))
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
 // listWorkspaces prints the workspaces.
 func listWorkspaces(env *cliEnv) error {
+	spaces, dir, broken, err := readWorkspaces(env)
+	if err != nil {
+		return err
+	}
+	if len(spaces) == 0 && len(broken) == 0 {
+		fmt.Fprintf(env.stdout, "No workspaces in %s.\n", relPath(env.projectRoot, dir))
+		fmt.Fprintf(env.stdout, "Create one with: claude-iterate init <name> --instructions TASK.md\n")
+		fmt.Fprintf(env.stdout, "Workspaces made at a path (init ./dir) are not listed: claude-iterate status ./dir shows one.\n")
+		return nil
+	}
+	if len(spaces) > 0 {
+		if err := writeWorkspaces(env, spaces); err != nil {
+			return writeError(err)
+		}
+	}
+	return reportBroken(env, broken)
+}
+
+// reportBroken says what is wrong with each workspace that could not be
+// read, on stderr, and then fails.
+func reportBroken(env *cliEnv, broken []error) error {
+	for _, err := range broken {
+		fmt.Fprintf(env.stderr, "%s: %s\n", progName, sanitizeString(err.Error()))
+	}
+	if len(broken) > 0 {
+		return &exitCodeError{code: exitError}
+	}
+	return nil
+}
+
+// readWorkspaces reads the workspaces under the workspaces directory (dir,
+// absolute) and the ralph-mode run's, named ".", sorted by name; broken
+// are the ones that could not be read.
+func readWorkspaces(env *cliEnv) (spaces []*workspace, dir string, broken []error, err error) {
 	dir, warn := workspacesDirLenient(env)
 	warnConfig(env, warn)
 	if err := workspacesDirUsable(env.projectRoot, dir); err != nil {
-		return err
+		return nil, "", nil, err
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(env.projectRoot, dir)
 	}
 	entries, err := readDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("reading workspaces directory: %w", err)
+		return nil, "", nil, fmt.Errorf("reading workspaces directory: %w", err)
 	}
-	var spaces []*workspace
-	var broken []error
 	for _, e := range entries {
 		if !e.IsDir() || !validName(e.Name()) {
 			continue
@@ -88,58 +163,49 @@ func listWorkspaces(env *cliEnv) error {
 		spaces = append(spaces, rw)
 	}
 	sort.Slice(spaces, func(i, j int) bool { return spaces[i].Name < spaces[j].Name })
-	if len(spaces) == 0 && len(broken) == 0 {
-		fmt.Fprintf(env.stdout, "No workspaces in %s.\n", relPath(env.projectRoot, dir))
-		fmt.Fprintf(env.stdout, "Create one with: claude-iterate init <name> --instructions TASK.md\n")
-		fmt.Fprintf(env.stdout, "Workspaces made at a path (init ./dir) are not listed: claude-iterate status ./dir shows one.\n")
-		return nil
-	}
-	if len(spaces) > 0 {
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		views, branches := make([]*gitView, len(spaces)), ""
-		for i, w := range spaces {
-			if views[i] = viewGit(env, w); views[i] != nil {
-				branches = "\tBRANCH" // gitstate.go: only when a workspace has one
-			}
-		}
-		fmt.Fprintln(tw, "NAME\tMODE\tSTATUS\tITERATIONS\tPROGRESS\tLAST RUN"+branches)
-		for i, w := range spaces {
-			ts, _ := readTaskStatus(w)
-			last := "never"
-			if w.meta.LastRun != nil {
-				last = w.meta.LastRun.Local().Format("2006-01-02 15:04")
-			}
-			status := sanitizeString(w.displayStatus()) // the metadata's word: an agent can write it
-			if w.questionWaits() {
-				status += ", question waits"
-			}
-			if w.displayStatus() == statusKilled { // one look through the processes, only then
-				if left := leftPIDs(w); len(left) > 0 {
-					status += ", " + processesText(len(left)) + " left running"
-				}
-			}
-			mode := w.meta.Mode
-			if a := w.meta.LastAgent; a != "" && a != agentClaude {
-				mode += ", " + a // the agent, when not the default
-			}
-			branch := ""
-			if branches != "" {
-				branch = "\t-"
-				if views[i] != nil {
-					branch = "\t" + sanitizeString(views[i].short())
-				}
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s%s\n", w.Name, mode, status, w.meta.Iterations, progressCell(w, ts), last, branch)
-		}
-		if err := tw.Flush(); err != nil {
-			return writeError(err)
+	return spaces, dir, broken, nil
+}
+
+// writeWorkspaces prints list's table of spaces.
+func writeWorkspaces(env *cliEnv, spaces []*workspace) error {
+	views, branches := make([]*gitView, len(spaces)), false
+	for i, w := range spaces {
+		if views[i] = viewGit(env, w); views[i] != nil {
+			branches = true // gitstate.go: only when a workspace has one
 		}
 	}
-	for _, err := range broken {
-		fmt.Fprintf(env.stderr, "%s: %v\n", progName, err)
+	header, prio := listHeader, listPriorities
+	if branches {
+		header, prio = append(header[:len(header):len(header)], "BRANCH"), append(prio[:len(prio):len(prio)], 4)
 	}
-	if len(broken) > 0 {
-		return &exitCodeError{code: exitError}
+	rows := make([][]string, len(spaces))
+	for i, w := range spaces {
+		ts, _ := readTaskStatus(w)
+		last := "never"
+		if w.meta.LastRun != nil {
+			last = w.meta.LastRun.Local().Format("2006-01-02 15:04")
+		}
+		status := sanitizeString(w.displayStatus()) // the metadata's word: an agent can write it
+		if w.questionWaits() {
+			status += ", question waits"
+		}
+		if w.displayStatus() == statusKilled { // one look through the processes, only then
+			if left := leftPIDs(w); len(left) > 0 {
+				status += ", " + processesText(len(left)) + " left running"
+			}
+		}
+		mode := w.meta.Mode
+		if a := w.meta.LastAgent; a != "" && a != agentClaude {
+			mode += ", " + a // the agent, when not the default
+		}
+		rows[i] = []string{w.Name, mode, status, strconv.Itoa(w.meta.Iterations), progressCell(w, ts), last}
+		if branches {
+			branch := "-"
+			if views[i] != nil {
+				branch = sanitizeString(views[i].short())
+			}
+			rows[i] = append(rows[i], branch)
+		}
 	}
-	return nil
+	return writeTable(env.stdout, header, rows, prio, 2)
 }

@@ -91,11 +91,11 @@ func writePS(w io.Writer, runs []runView, here bool) error {
 		rows[i] = psRow(v)
 		rows[i][len(rows[i])-1] = clipWidth(rows[i][len(rows[i])-1], 60)
 	}
-	// On a terminal (TERM=dumb, or watch --all without one on stdin) the
+	// On a terminal (TERM=dumb, or watch --all without one on stdin), or
+	// with $COLUMNS as history, list and status, the
 	// table fits its width as watch --all's live one does, rather than
 	// wrapping; a pipe or a file gets every column.
-	if f := terminalBehind(w); f != nil && isTerminal(f) {
-		cols, _ := terminalSize(f)
+	if cols := outputWidth(w); cols > 0 { // $COLUMNS, else the terminal's
 		header, lines := fitTable(psHeader, rows, psPriorities, cols)
 		_, err := fmt.Fprintln(w, header+"\n"+strings.Join(lines, "\n"))
 		return err

@@ -7,6 +7,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -153,7 +154,7 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	// Every line may quote the agent (its summary, its question, a stop
 	// reason naming it): the report is sanitized whole.
-	out := &errWriter{w: sanitizingWriter{env.stdout}}
+	out := &errWriter{w: sanitizingWriter{valueFolder(env.stdout, outputWidth(env.stdout))}}
 	fmt.Fprintf(out, "Workspace:   %s\n", r.Name)
 	if r.Archive != "" {
 		fmt.Fprintf(out, "Archive:     %s (archived %s)\n", relPath(env.projectRoot, r.Archive), r.Archived.Local().Format(time.DateTime))
@@ -187,7 +188,7 @@ func runStatus(env *cliEnv, args []string) error {
 		if r.EstimatedUSD > 0 {
 			est = fmt.Sprintf(" (%s of it estimated from tokens: agents.codex.pricing)", formatCost(r.EstimatedUSD))
 		}
-		fmt.Fprintf(out, "Cost:        %s%s\n", costText(r.CostUSD, r.EstimatedUSD > 0), est)
+		fmt.Fprintf(out, "Cost:        %s%s\n", costText(r.CostUSD, r.estimated()), est)
 	}
 	prog := "-"
 	if ts.HasProgress {
@@ -327,4 +328,52 @@ func progressCell(w *workspace, ts taskStatus) string {
 		return "claimed, not accepted" // status says why
 	}
 	return "claimed"
+}
+
+// statusValueColumn is where status's values start ("Workspace:   ").
+const statusValueColumn = 13
+
+// valueFolder is w, through which a "Label:      value" line wider than
+// width (0: any) has its value wrapped at spaces and slashes, under the
+// value's column, rather than broken by the terminal mid-word. Each write
+// is whole lines.
+func valueFolder(w io.Writer, width int) io.Writer {
+	if width <= statusValueColumn+10 {
+		return w
+	}
+	return foldingWriter{w, width}
+}
+
+type foldingWriter struct {
+	w     io.Writer
+	width int
+}
+
+func (f foldingWriter) Write(p []byte) (int, error) {
+	lines := strings.SplitAfter(string(p), "\n")
+	var b strings.Builder
+	for _, line := range lines {
+		body, nl := strings.CutSuffix(line, "\n")
+		label, value, _ := strings.Cut(body, ":")
+		n := statusValueColumn - len(label) - 1 // the spaces after the colon
+		if displayWidth(body) <= f.width || label == "" || label[0] == ' ' || n < 1 || len(value) <= n ||
+			strings.Trim(value[:n], " ") != "" || value[n] == ' ' {
+			b.WriteString(line) // not a label's line: as it is
+			continue
+		}
+		for i, l := range wrapWidth(value[n:], f.width-statusValueColumn, f.width-statusValueColumn, 0) {
+			if i == 0 {
+				b.WriteString(body[:statusValueColumn] + l)
+			} else {
+				b.WriteString("\n" + strings.Repeat(" ", statusValueColumn) + l)
+			}
+		}
+		if nl {
+			b.WriteString("\n")
+		}
+	}
+	if _, err := io.WriteString(f.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -363,16 +363,16 @@ func (a *allWatcher) render(now time.Time, cols, rows int) []string {
 	if a.view == viewPanel {
 		body, foot = a.renderPanel(now, w, rows, style, foot)
 	} else {
-		body = a.renderTable(w, rows-len(foot)-4, style)
 		if v, ok := a.selected(); ok && v.Question != nil {
-			foot = append([]string{clipWidth(style("Question from "+sanitizeString(v.label())+": ", styleYellow)+sanitizeString(questionLine(v)), w)}, foot...)
+			foot = append(a.questionLines(v, w, style), foot...)
 		}
 		if a.view == viewAnswer {
-			foot = append(foot, clipWidth(style("Answer: ", styleBold)+lastColumns(sanitizeString(string(a.edit)), w-10)+"▏", w),
-				style(clipWidth("Enter sends · Esc cancels · Ctrl+U clears", w), styleDim))
+			foot = append(foot, clipWidth(style("Answer: ", styleBold)+lastColumns(sanitizeString(string(a.edit)), w-10)+"▏", w))
+			foot = append(foot, helpLines("Enter sends · Esc cancels · Ctrl+U clears", w, style)...)
 		} else {
-			foot = append(foot, style(clipWidth("↑/↓ select · Enter panel · s stop (again: cancel) · a answer · q quit", w), styleDim))
+			foot = append(foot, helpLines(a.keysHelp(), w, style)...)
 		}
+		body = a.renderTable(w, rows-len(foot)-4, style)
 	}
 	title := fmt.Sprintf("claude-iterate · %s going on", plural(len(a.runs), "run"))
 	if a.err != nil {
@@ -382,6 +382,65 @@ func (a *allWatcher) render(now time.Time, cols, rows int) []string {
 	lines = append(append(lines, ""), foot...)
 	if len(lines) > rows-1 {
 		lines = append(lines[:max(rows-1-len(foot), 1)], foot...)
+	}
+	return lines
+}
+
+// questionLines are v's pending question under the table, whole: wrapped
+// to w columns (at most questionLines lines), sanitized.
+func (a *allWatcher) questionLines(v runView, w int, style func(s, sgr string) string) []string {
+	label := "Question from " + sanitizeString(v.label()) + ": "
+	lw := displayWidth(label)
+	if lw > w/2 { // a long name: the question starts on the next line
+		label, lw = clipWidth(label, w), 0
+	}
+	text := wrapWidth(sanitizeString(questionLine(v)), w-lw, w-2, questionLines)
+	lines := []string{style(label, styleYellow)}
+	if lw == 0 {
+		lines = append(lines, "")
+	}
+	lines[len(lines)-1] += text[0]
+	for _, l := range text[1:] {
+		lines = append(lines, "  "+l)
+	}
+	return lines
+}
+
+// keysHelp is the table's footer: only the keys that do something now
+// (a run to select, to open, to stop; a question to answer).
+func (a *allWatcher) keysHelp() string {
+	var keys []string
+	if len(a.runs) > 1 {
+		keys = append(keys, "↑/↓ select")
+	}
+	if v, ok := a.selected(); ok {
+		keys = append(keys, "Enter panel", "s stop (again: cancel)")
+		if v.Question != nil {
+			keys = append(keys, "a answer")
+		}
+	}
+	return strings.Join(append(keys, "q quit"), " · ")
+}
+
+// panelKeys is the panel's footer: the run's keys only while it goes on
+// (v, live: the run, if it does), a answer only with a question pending.
+func panelKeys(v runView, live bool) string {
+	keys := []string{"Esc back"}
+	if live {
+		keys = append(keys, "s stop (again: cancel)")
+		if v.Question != nil {
+			keys = append(keys, "a answer")
+		}
+	}
+	return strings.Join(append(keys, "q quit"), " · ")
+}
+
+// helpLines are a footer's keys ("k does · k does"), dimmed, on as many
+// lines of w columns as they need.
+func helpLines(keys string, w int, style func(s, sgr string) string) []string {
+	lines := wrapParts(keys, " · ", w)
+	for i, l := range lines {
+		lines[i] = style(clipWidth(l, w), styleDim)
 	}
 	return lines
 }
@@ -430,16 +489,16 @@ func stateStyle(state string) string {
 // renderPanel is the opened run's panel, as watch <ws> draws it, under
 // its last lines.
 func (a *allWatcher) renderPanel(now time.Time, w, rows int, style func(s, sgr string) string, foot []string) (body, footOut []string) {
-	help := style(clipWidth("Esc back · s stop (again: cancel) · a answer · q quit", w), styleDim)
-	_, live := a.selected()
+	v, live := a.selected()
+	help := helpLines(panelKeys(v, live), w, style)
 	st := a.panel
 	switch {
 	case st == nil && !live:
-		return []string{"The run is no longer going on."}, append(foot, help)
+		return []string{"The run is no longer going on."}, append(foot, help...)
 	case st == nil:
-		return []string{"Waiting for the run to write its state…"}, append(foot, help)
+		return []string{"Waiting for the run to write its state…"}, append(foot, help...)
 	case !live && !st.Ended:
-		return []string{fmt.Sprintf("The run of %s (pid %d) ended without saying how: killed, or it crashed.", sanitizeString(st.Workspace), st.PID)}, append(foot, help)
+		return []string{fmt.Sprintf("The run of %s (pid %d) ended without saying how: killed, or it crashed.", sanitizeString(st.Workspace), st.PID)}, append(foot, help...)
 	}
 	panel := renderPanel(st, now, panelOpts{width: w + 1, color: a.color, watch: true, cancel: "press s"})
 	room := max(rows-len(panel)-len(foot)-5, 0)
@@ -447,9 +506,9 @@ func (a *allWatcher) renderPanel(now time.Time, w, rows int, style func(s, sgr s
 		body = append(body, clipWidth(sanitizeString(l.Text), w))
 	}
 	if st.Ended {
-		return append(body, "", clipWidth("The run ended: "+sanitizeString(st.Ending), w)), append(foot, help)
+		return append(body, "", clipWidth("The run ended: "+sanitizeString(st.Ending), w)), append(foot, help...)
 	}
-	return append(body, panel...), append(foot, help)
+	return append(body, panel...), append(foot, help...)
 }
 
 // lastColumns is the end of s that fits in w columns.

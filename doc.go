@@ -13,7 +13,8 @@ package main
 // cmd_<command>_<sub>.go: cmd_init.go, cmd_setup.go, cmd_edit.go,
 // cmd_run.go, cmd_stop.go, cmd_verify.go, cmd_answer.go, cmd_watch.go
 // (and cmd_watch_all.go, watch --all), cmd_ps.go, cmd_serve.go,
-// cmd_logs.go, cmd_list.go, cmd_status.go, cmd_history.go, cmd_reset.go,
+// cmd_logs.go, cmd_list.go (and cmd_list_json.go, list --json),
+// cmd_status.go, cmd_history.go, cmd_reset.go,
 // cmd_clean.go, cmd_merge.go, cmd_pr.go, cmd_archive.go, cmd_template.go,
 // cmd_config.go (and cmd_config_set.go, set and unset),
 // cmd_completion.go, cmd_version.go and cmd_help.go (which holds the

@@ -443,7 +443,7 @@ func notificationFor(ev runEvent) notification {
 		}
 		return nt
 	case eventMilestone:
-		body := fmt.Sprintf("%s in %s, %s so far", plural(ev.Totals.Iterations, "iteration"), compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), costText(ev.Totals.CostUSD, ev.Totals.EstimatedUSD > 0))
+		body := fmt.Sprintf("%s in %s, %s so far", plural(ev.Totals.Iterations, "iteration"), compactDuration(time.Duration(ev.ElapsedMS)*time.Millisecond), costText(ev.Totals.CostUSD, ev.Totals.estimated()))
 		if p := ev.Progress; p != nil {
 			body += fmt.Sprintf(" · %d/%d items", p.Completed, p.Total)
 		}

@@ -611,7 +611,7 @@ func (r *runner) finish(end ending) error {
 	}
 	elapsed := r.elapsed()
 	run := r.count.totals
-	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(run.Iterations, "iteration"), roundDuration(elapsed), costText(run.CostUSD, run.EstimatedUSD > 0))
+	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(run.Iterations, "iteration"), roundDuration(elapsed), costText(run.CostUSD, run.estimated()))
 	if end.hint == "" && end.code == exitError && r.count.lastRefused && r.con.level == outputQuiet {
 		end.hint = r.agent.refusedHint() // shown with the refusals at the other levels
 	}

@@ -170,7 +170,7 @@ func fieldItems(st *runState, now time.Time) []panelItem {
 	if t := st.tasksText(); t != "" {
 		items = append(items, field("Tasks", t, 8))
 	}
-	items = append(items, field("Cost", costText(st.Totals.CostUSD, st.Totals.EstimatedUSD > 0), 7))
+	items = append(items, field("Cost", costText(st.Totals.CostUSD, st.Totals.estimated()), 7))
 	if !st.Updated.IsZero() {
 		items = append(items, panelItem{segs: []segment{{"updated " + compactDuration(now.Sub(st.Updated)) + " ago", styleDim}}, prio: 3})
 	}
@@ -189,7 +189,7 @@ func oneLineItems(st *runState, now time.Time, o panelOpts) []panelItem {
 	items = append(items,
 		panelItem{segs: []segment{{nowText(st, now, o.watch), styleCyan}}, prio: 7, flex: true},
 		panelItem{segs: []segment{{"elapsed " + compactDuration(st.elapsed(now)), styleNone}}, prio: 4},
-		panelItem{segs: []segment{{costText(st.Totals.CostUSD, st.Totals.EstimatedUSD > 0), styleNone}}, prio: 3},
+		panelItem{segs: []segment{{costText(st.Totals.CostUSD, st.Totals.estimated()), styleNone}}, prio: 3},
 	)
 	if t := st.tasksText(); t != "" {
 		items = append(items, panelItem{segs: []segment{{"tasks " + t, styleNone}}, prio: 2})

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -332,6 +333,27 @@ func TestPanelETACountsTheDelay(t *testing.T) {
 		got, ok := panelETA(&tc.st, tc.now)
 		if !ok || got != tc.want {
 			t.Errorf("%s: panelETA = %v, %v; want %v", tc.name, got, ok, tc.want)
+		}
+	}
+}
+
+// TestWrapWidth: lines break after a space or a slash, a word longer than
+// a line is cut, and text past maxLines ends the last line in "…".
+func TestWrapWidth(t *testing.T) {
+	for _, c := range []struct {
+		s           string
+		first, rest int
+		max         int
+		want        []string
+	}{
+		{"short", 10, 10, 0, []string{"short"}},
+		{"Which DB at 16:07:21? Postgres", 21, 10, 0, []string{"Which DB at 16:07:21?", "Postgres"}},
+		{"claude-iterate/workspaces/wc", 20, 20, 0, []string{"claude-iterate/", "workspaces/wc"}},
+		{"abcdefghij", 4, 4, 0, []string{"abcd", "efgh", "ij"}},
+		{"one two three four five", 8, 8, 2, []string{"one two", "three f…"}},
+	} {
+		if got := wrapWidth(c.s, c.first, c.rest, c.max); !slices.Equal(got, c.want) {
+			t.Errorf("wrapWidth(%q, %d, %d, %d) = %q, want %q", c.s, c.first, c.rest, c.max, got, c.want)
 		}
 	}
 }

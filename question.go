@@ -360,11 +360,27 @@ func questionPanelLines(st *runState, w int, color bool) []string {
 	if st.Question == "" || st.Ended {
 		return nil
 	}
-	return []string{
-		renderItems([]panelItem{{segs: []segment{{"Question: ", styleYellow}, {sanitizeString(oneLine(st.Question)), styleNone}}, flex: true}}, "", w, color),
-		renderItems([]panelItem{{segs: []segment{{"Answer with: ", styleDim}, {sanitizeString(st.AnswerCmd), styleNone}}, flex: true}}, "", w, color),
-	}
+	return append(hangLines("Question: ", styleYellow, sanitizeString(oneLine(st.Question)), w, color, questionLines),
+		hangLines("Answer with: ", styleDim, sanitizeString(st.AnswerCmd), w, color, 2)...)
 }
+
+// hangLines are label and text wrapped to w columns (at most maxLines
+// lines), the lines after the first under the text's start.
+func hangLines(label, style, text string, w int, color bool, maxLines int) []string {
+	var lines []string
+	for i, l := range wrapWidth(text, w-len(label), w-len(label), maxLines) {
+		head := segment{label, style}
+		if i > 0 {
+			head = segment{strings.Repeat(" ", len(label)), styleNone}
+		}
+		lines = append(lines, renderItems([]panelItem{{segs: []segment{head, {l, styleNone}}, flex: true}}, "", w, color))
+	}
+	return lines
+}
+
+// questionLines is how many lines a question takes at most on a
+// terminal (the panel, watch --all), wrapped.
+const questionLines = 6
 
 // questionView is a pending question, as status shows it.
 type questionView struct {

@@ -197,13 +197,21 @@ type workTotals struct {
 	// LastAgent the agent of the last record.
 	EstimatedUSD float64 `json:"estimatedCostUsd,omitempty"`
 	LastAgent    string  `json:"lastAgent,omitempty"`
+	// Estimated: some record's cost was estimated, if only an estimated
+	// $0 (a codex iteration that failed before any token).
+	Estimated bool `json:"costEstimated,omitempty"`
 }
+
+// estimated reports whether the cost is (in part) an estimate, shown
+// marked "≈" as each estimated iteration's is (files written before
+// Estimated existed: EstimatedUSD says it).
+func (t *workTotals) estimated() bool { return t.Estimated || t.EstimatedUSD > 0 }
 
 // add adds rec to the totals.
 func (t *workTotals) add(rec *iterationRecord) {
 	t.CostUSD = boundedSum(t.CostUSD, rec.CostUSD)
 	if rec.CostEstimated {
-		t.EstimatedUSD = boundedSum(t.EstimatedUSD, rec.CostUSD)
+		t.EstimatedUSD, t.Estimated = boundedSum(t.EstimatedUSD, rec.CostUSD), true
 	}
 	if rec.Agent != "" {
 		t.LastAgent = rec.Agent

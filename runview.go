@@ -174,7 +174,7 @@ func viewOf(e runEntry, st *runState, now time.Time) runView {
 	v.State = stateOf(st, v.StopRequested)
 	v.Iteration, v.MaxIterations = st.Iteration, st.Max
 	v.ElapsedMS = st.elapsed(now).Milliseconds()
-	v.CostUSD, v.CostEstimated = st.Totals.CostUSD, st.Totals.EstimatedUSD > 0
+	v.CostUSD, v.CostEstimated = st.Totals.CostUSD, st.Totals.estimated()
 	if st.Iteration > 0 { // the agent of the running (or last) iteration
 		v.Agent = firstNonEmpty(st.Agent, agentClaude)
 	}

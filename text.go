@@ -9,6 +9,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -168,6 +170,44 @@ func clipWidth(s string, w int) string {
 	return s
 }
 
+// wrapWidth breaks s (one line) into lines of at most first columns for
+// the first and rest for the others, after a space or a slash (a path's
+// boundary), a word longer than a line cut where it must; at most
+// maxLines lines (0: any), the last ending in "…" when text remains.
+func wrapWidth(s string, first, rest, maxLines int) []string {
+	var lines []string
+	w := max(first, 1)
+	for displayWidth(s) > w {
+		if maxLines > 0 && len(lines) == maxLines-1 {
+			break
+		}
+		cut, col, hard := -1, 0, len(s)
+		for i, r := range s {
+			if col+runeWidth(r) > w {
+				if r == ' ' {
+					cut = i // the line ends with a word
+				}
+				hard = i
+				break
+			}
+			col += runeWidth(r)
+			if (r == ' ' || r == '/') && i > 0 {
+				cut = i + 1
+			}
+		}
+		if cut <= 0 {
+			cut = hard
+		}
+		if cut == 0 { // one rune wider than the line
+			_, cut = utf8.DecodeRuneInString(s)
+		}
+		lines = append(lines, strings.TrimRight(s[:cut], " "))
+		s = strings.TrimLeft(s[cut:], " ")
+		w = max(rest, 1)
+	}
+	return append(lines, clipWidth(s, w))
+}
+
 // stripSGR removes the colour sequences the panel itself writes.
 func stripSGR(s string) string {
 	if !strings.Contains(s, "\x1b[") {
@@ -266,4 +306,40 @@ func andList(items []string) string {
 // oneLine joins the lines of s with spaces.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// wrapParts breaks a line of parts joined by sep into lines of at most
+// width columns (0: any), at the separators; the lines after the first
+// are indented by two spaces.
+func wrapParts(line, sep string, width int) []string {
+	if width <= 0 || displayWidth(line) <= width {
+		return []string{line}
+	}
+	var out []string
+	cur := ""
+	for _, part := range strings.Split(line, sep) {
+		switch {
+		case cur == "":
+			cur = part
+		case displayWidth(cur+sep+part) <= width:
+			cur += sep + part
+		default:
+			out = append(out, cur)
+			cur = "  " + part
+		}
+	}
+	return append(out, cur)
+}
+
+// outputWidth is the width the command's output should fit: $COLUMNS
+// when set, else the terminal's when standard output is one, else 0 (a
+// pipe or a file: any).
+func outputWidth(out io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f := terminalBehind(out); f != nil && isTerminal(f) {
+		return terminalWidth(f)
+	}
+	return 0
 }
