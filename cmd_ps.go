@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -91,21 +90,9 @@ func writePS(w io.Writer, runs []runView, here bool) error {
 		rows[i] = psRow(v)
 		rows[i][len(rows[i])-1] = clipWidth(rows[i][len(rows[i])-1], 60)
 	}
-	// On a terminal (TERM=dumb, or watch --all without one on stdin), or
-	// with $COLUMNS as history, list and status, the
-	// table fits its width as watch --all's live one does, rather than
-	// wrapping; a pipe or a file gets every column.
-	if cols := outputWidth(w); cols > 0 { // $COLUMNS, else the terminal's
-		header, lines := fitTable(psHeader, rows, psPriorities, cols)
-		_, err := fmt.Fprintln(w, header+"\n"+strings.Join(lines, "\n"))
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(psHeader, "\t"))
-	for _, row := range rows {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	return tw.Flush()
+	// Fitted to a terminal or $COLUMNS as watch --all's live table is,
+	// rather than wrapped; a pipe or a file gets every column (writeTable).
+	return writeTable(w, psHeader, rows, psPriorities, len(psHeader)-1)
 }
 
 // psHeader is the table's header; psPriorities say which columns a narrow
