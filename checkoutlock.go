@@ -15,10 +15,15 @@ package main
 //     say their checkout, registry.go) and a hint to use --worktree, with
 //     which each run works and commits in a checkout of its own. Runs in
 //     their own worktrees run side by side, as do runs that do not commit.
-//   - The lock is an flock on a file of the registry directory named after
-//     the checkout's real path (checkout-<hash>.lock): the kernel lets it
-//     go with the process, kill -9 too, so a dead run never keeps another
-//     out, and nothing is written in the checkout or its git directory.
+//   - The lock is an flock on a file of the repository's common git
+//     directory named after the checkout's real path
+//     (.git/claude-iterate-checkout-<hash>.lock, which git ignores): every
+//     run in the checkout sees it, whatever its user or state directory
+//     (the registry is per user: a run with another XDG_STATE_HOME, or
+//     under sudo, was not seen), and nothing is written in the work tree.
+//     Where that directory cannot be read (a .git git cannot use either),
+//     the registry directory holds it. The kernel lets the lock go with
+//     the process, kill -9 too, so a dead run never keeps another out.
 //   - A lock that cannot be taken for another reason (no state directory,
 //     a file in the way) is a warning, as for the registry: the run goes
 //     on unguarded.
@@ -64,21 +69,29 @@ func setupGitWork(r *runner) error {
 // tree; an error when another run holds the lock; warn says why it could
 // not be taken otherwise.
 func holdCheckout(dir string, commits bool, warn func(string)) (*checkoutHold, error) {
-	top, _ := findDotGit(dir)
-	reg := registryDir()
-	if top == "" || reg == "" {
+	top, dotGit := findDotGit(dir)
+	if top == "" {
+		return nil, nil
+	}
+	at := gitCommonDirOf(dotGit)
+	if at == "" {
+		at = registryDir()
+	}
+	if at == "" {
 		return nil, nil
 	}
 	sum := sha256.Sum256([]byte(top))
-	path := filepath.Join(reg, "checkout-"+hex.EncodeToString(sum[:8])+".lock")
+	path := filepath.Join(at, "claude-iterate-checkout-"+hex.EncodeToString(sum[:8])+".lock")
 	fail := func(err error) (*checkoutHold, error) {
 		warn(fmt.Sprintf("cannot lock the checkout %s against other runs: %v (a run that commits there would take their edits as its agent's)", top, unwrapPathError(err)))
 		return nil, nil
 	}
-	if err := makeDirAll(reg, 0o700); err != nil {
+	if err := makeDirAll(at, 0o700); err != nil {
 		return fail(err)
 	}
-	fd, err := openLockTarget(path, 0o600, true)
+	// Readable by all: a lock is taken on a read-only descriptor, and a
+	// run of another user in the same checkout must see it.
+	fd, err := openLockTarget(path, 0o644, true)
 	if err != nil {
 		return fail(err)
 	}
