@@ -255,9 +255,7 @@ func ownEvents(r *runner) *eventWriter {
 	if err != nil {
 		r.con.errorf("warning: writing %s: %v ('claude-iterate serve' shows only this run's iterations)", path, unwrapPathError(err))
 		r.log.printf("WARNING: writing %s: %v", path, unwrapPathError(err))
-		if hint := fileFaultHint(path, relPath(r.env.projectRoot, path), err); hint != "" {
-			r.con.errorf("hint: %s", hint)
-		}
+		r.con.faultHint(path, relPath(r.env.projectRoot, path), err)
 		return nil
 	}
 	return ew

@@ -48,6 +48,14 @@ func openHistoryReader(path string) (*historyFileReader, error) {
 	return &historyFileReader{f: f, size: fi.Size()}, nil
 }
 
+// faultHint prints, after a warning that a run cannot use the file at
+// path (shown as shown) for err, the hint fileFaultHint gives, if any.
+func (c *console) faultHint(path, shown string, err error) {
+	if hint := fileFaultHint(path, shown, err); hint != "" {
+		c.errorf("hint: %s", hint)
+	}
+}
+
 // historyFault says what is wrong with the history at path (shown as
 // shown) when something other than a regular file is there (a link, a
 // FIFO): what it is, and the command that removes it; nil when it is a
