@@ -505,7 +505,9 @@ func listArchives(env *cliEnv, heading bool) error {
 		return nil
 	}
 	if heading {
-		fmt.Fprintf(env.stdout, "Archived workspaces (%s):\n", shown)
+		for i, line := range wrapWidth(fmt.Sprintf("Archived workspaces (%s):", shown), wrapAt(env.stdout), wrapAt(env.stdout)-2, 0) {
+			fmt.Fprintln(env.stdout, strings.Repeat("  ", min(i, 1))+line) // a narrow output: at a slash, indented
+		}
 	}
 	if len(archived) > 0 {
 		rows := make([][]string, len(archived))

@@ -60,15 +60,16 @@ func setupGitWork(r *runner) error {
 		return err
 	}
 	warn := func(msg string) { r.con.errorf("warning: %s", msg) }
-	r.lock.checkout, err = holdCheckout(r.workRoot(), r.gitSetup != nil && r.gitSetup.commit, warn)
+	r.lock.checkout, err = holdCheckout(r.workRoot(), r.gitSetup != nil && r.gitSetup.commit, r.ws.Ralph, warn)
 	return err
 }
 
 // holdCheckout takes the lock of the checkout holding dir (exclusive when
 // commits is set), for a run. It returns nil without error outside a work
 // tree; an error when another run holds the lock; warn says why it could
-// not be taken otherwise.
-func holdCheckout(dir string, commits bool, warn func(string)) (*checkoutHold, error) {
+// not be taken otherwise; ralph says the run is a ralph-mode one (its
+// hint cannot be --worktree, which needs a workspace).
+func holdCheckout(dir string, commits, ralph bool, warn func(string)) (*checkoutHold, error) {
 	top, dotGit := findDotGit(dir)
 	if top == "" {
 		return nil, nil
@@ -102,7 +103,7 @@ func holdCheckout(dir string, commits bool, warn func(string)) (*checkoutHold, e
 	if err := flockFD(fd, how|syscall.LOCK_NB); err != nil {
 		syscall.Close(fd)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, checkoutBusy(top, commits)
+			return nil, checkoutBusy(top, commits, ralph)
 		}
 		return fail(err)
 	}
@@ -110,8 +111,9 @@ func holdCheckout(dir string, commits bool, warn func(string)) (*checkoutHold, e
 }
 
 // checkoutBusy says that another run holds the lock of the checkout top,
-// naming it when the registry does, and how to run anyway.
-func checkoutBusy(top string, commits bool) error {
+// naming it when the registry does, and how to run anyway: a ralph-mode
+// run (ralph) cannot take --worktree, which needs a workspace.
+func checkoutBusy(top string, commits, ralph bool) error {
 	other, otherCommits := "another run", !commits
 	entries, _ := liveEntries(nil)
 	var found *runEntry
@@ -123,10 +125,14 @@ func checkoutBusy(top string, commits bool) error {
 	if found != nil {
 		other, otherCommits = fmt.Sprintf("the run of %s (pid %d)", found.Workspace, found.PID), found.Commits
 	}
-	if otherCommits {
-		return withHint(fmt.Errorf("%s commits in %s without a worktree, taking every change there as its agent's: this run's edits would go into its commits", other, top),
-			"run this one with --worktree (a checkout of its own), or once that run has ended")
+	hintOther, hintThis := "run this one with --worktree (a checkout of its own), or once that run has ended",
+		"run with --worktree (each run then commits in a checkout of its own), or once that run has ended"
+	if ralph {
+		hintOther = "run this once that run has ended, or make a workspace of the task ('claude-iterate init <name> --instructions <file>') and run it with --worktree (a checkout of its own)"
+		hintThis = hintOther
 	}
-	return withHint(fmt.Errorf("%s works in %s, and this run would commit there without a worktree, taking that run's edits as its agent's", other, top),
-		"run with --worktree (each run then commits in a checkout of its own), or once that run has ended")
+	if otherCommits {
+		return withHint(fmt.Errorf("%s commits in %s without a worktree, taking every change there as its agent's: this run's edits would go into its commits", other, top), "%s", hintOther)
+	}
+	return withHint(fmt.Errorf("%s works in %s, and this run would commit there without a worktree, taking that run's edits as its agent's", other, top), "%s", hintThis)
 }

@@ -129,7 +129,10 @@ func runConfig(env *cliEnv, args []string) error {
 		return err
 	}
 	if !*asJSON {
-		fmt.Fprintf(env.stdout, "%s\n\n", describeProjectRoot(env))
+		for i, line := range wrapWidth(describeProjectRoot(env), wrapAt(env.stdout), wrapAt(env.stdout)-2, 0) {
+			fmt.Fprintln(env.stdout, strings.Repeat("  ", min(i, 1))+line) // a narrow output: at a slash, indented
+		}
+		fmt.Fprintln(env.stdout)
 	}
 	return printSettings(env.stdout, s, ws, *asJSON)
 }

@@ -371,7 +371,7 @@ func (t *configTarget) lock(making bool, wsArg string) (release func(), missing 
 // linkHint adds to err, when the layer's file is a symbolic link (a
 // dotfile manager's), how to go on: the one writer never writes through a
 // link, so the file it leads to is edited by hand, or the link replaced by
-// a copy.
+// a copy; a link that leads to no file is removed.
 func (t *configTarget) linkHint(err error) error {
 	target, lerr := os.Readlink(t.path)
 	if lerr != nil {
@@ -379,6 +379,10 @@ func (t *configTarget) linkHint(err error) error {
 	}
 	if !filepath.IsAbs(target) { // relative to the link's directory
 		target = filepath.Join(filepath.Dir(t.path), target)
+	}
+	if _, serr := os.Stat(t.path); serr != nil { // dangling (or a loop): nothing to edit or copy
+		return withHint(err, "config set never writes through a symbolic link, and this one leads to no file: %s removes it, then set again",
+			removeCommand(t.path, t.shown))
 	}
 	copied := shellQuote(t.shown + ".copy")
 	return withHint(err, "config set never writes through a symbolic link: edit %s itself, or replace the link by a copy of it (cp %s %s && mv %s %s), then set again",

@@ -17,6 +17,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -82,6 +83,10 @@ func runHistory(env *cliEnv, args []string) error {
 	}
 	h, err := openHistoryReader(w.historyPath())
 	if err != nil {
+		shown := relPath(env.projectRoot, w.historyPath())
+		if hint := fileFaultHint(w.historyPath(), shown, err); hint != "" {
+			return withHint(fmt.Errorf("reading the history %s: %w", shown, errors.Unwrap(err)), "%s", hint)
+		}
 		return err
 	}
 	defer h.close()

@@ -89,6 +89,9 @@ func runLogs(env *cliEnv, args []string) error {
 	}
 	arg := strings.Join(pos, "")
 	if *list {
+		if width := outputWidth(env.stdout); width > 0 && len(logs) > 0 && logListWidth(env, logs) > width {
+			return listLogsNarrow(env, logs, width)
+		}
 		for i, l := range logs {
 			fmt.Fprintf(env.stdout, "%3d  %s\n", i+1, sanitizeString(relPath(env.projectRoot, l)))
 		}
@@ -305,4 +308,27 @@ func (o *logOut) finish() error {
 		o.partial = nil
 	}
 	return o.w.Flush()
+}
+
+// logListWidth is the width of the widest line of 'logs --list'.
+func logListWidth(env *cliEnv, logs []string) int {
+	w := 0
+	for _, l := range logs {
+		w = max(w, 5+displayWidth(sanitizeString(relPath(env.projectRoot, l))))
+	}
+	return w
+}
+
+// listLogsNarrow is 'logs --list' for an output narrower than its paths:
+// the logs' directory once (wrapped at a slash), then each log's number
+// and file name, so no line spills onto the next.
+func listLogsNarrow(env *cliEnv, logs []string, width int) error {
+	dir := sanitizeString(relPath(env.projectRoot, filepath.Dir(logs[0])))
+	for i, line := range wrapWidth("Logs in "+dir+"/:", width, width-2, 0) {
+		fmt.Fprintln(env.stdout, strings.Repeat("  ", min(i, 1))+line)
+	}
+	for i, l := range logs {
+		fmt.Fprintf(env.stdout, "%3d  %s\n", i+1, sanitizeString(clipWidth(filepath.Base(l), width-5)))
+	}
+	return nil
 }

@@ -134,6 +134,9 @@ func runStatus(env *cliEnv, args []string) error {
 	if stopWarn != nil {
 		r.Warning = strings.TrimPrefix(strings.Join([]string{r.Warning, stopWarn.Error()}, "; "), "; ")
 	}
+	if histWarn := historyFault(w.historyPath(), relPath(env.projectRoot, w.historyPath())); histWarn != nil {
+		r.Warning = strings.TrimPrefix(strings.Join([]string{r.Warning, histWarn.Error()}, "; "), "; ")
+	}
 	if from != nil {
 		r.Path, r.Archive, r.Archived = from.path, from.path, &from.at
 	} else {

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -148,12 +147,12 @@ func templateList(env *cliEnv) error {
 		return nil
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSCOPE\tMODE\tTASK")
-	for _, t := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.scope(), t.Mode, sanitizeString(clipWidth(t.firstLine(), 60)))
+	rows := make([][]string, len(all))
+	for i, t := range all {
+		rows[i] = []string{t.Name, t.scope(), t.Mode, sanitizeString(clipWidth(t.firstLine(), 60))}
 	}
-	return writeError(tw.Flush())
+	// A narrow terminal keeps the name whole and the task cut short.
+	return writeError(writeTable(env.stdout, []string{"NAME", "SCOPE", "MODE", "TASK"}, rows, []int{prioKeep, 3, 2, 5}, 3))
 }
 
 func templateShowDelete(env *cliEnv, sub string, args []string) error {

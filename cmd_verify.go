@@ -177,6 +177,7 @@ func runVerify(env *cliEnv, args []string) error {
 	hist, err := openHistory(w.historyPath(), func(msg string) { con.errorf("warning: %s", msg) })
 	if err != nil {
 		con.errorf("warning: cannot write the history %s: %v", w.historyPath(), unwrapPathError(err))
+		con.faultHint(w.historyPath(), relPath(env.projectRoot, w.historyPath()), err)
 	}
 	defer hist.close()
 	log, err := openRunLog(w.logsPath(), time.Now(), func(err error) { con.errorf("warning: %v", err) })

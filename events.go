@@ -245,8 +245,9 @@ func (ew *eventWriter) stillThere() bool {
 	return nf != nil
 }
 
-// ownEvents opens the run's own events file; a refusal is one warning,
-// and the run goes on without it ('serve' then makes its iteration events
+// ownEvents opens the run's own events file; a refusal is one warning
+// (with the rm hint when something else is there), and the run goes on
+// without it ('serve' then makes its iteration events
 // from its history).
 func ownEvents(r *runner) *eventWriter {
 	path := filepath.Join(r.ws.StateDir, runEventsFile)
@@ -254,6 +255,7 @@ func ownEvents(r *runner) *eventWriter {
 	if err != nil {
 		r.con.errorf("warning: writing %s: %v ('claude-iterate serve' shows only this run's iterations)", path, unwrapPathError(err))
 		r.log.printf("WARNING: writing %s: %v", path, unwrapPathError(err))
+		r.con.faultHint(path, relPath(r.env.projectRoot, path), err)
 		return nil
 	}
 	return ew

@@ -134,6 +134,8 @@ func (v *gitView) short() string {
 		return v.Branch + " (worktree broken)"
 	case v.Error != "":
 		return v.Branch + " (git failed)"
+	case v.OnBranch == "HEAD":
+		return v.Branch + " (worktree on a detached HEAD)" // as status and merge say it
 	case v.OnBranch != "":
 		return fmt.Sprintf("%s (worktree on %s)", v.Branch, v.OnBranch)
 	}

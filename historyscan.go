@@ -43,9 +43,30 @@ func openHistoryReader(path string) (*historyFileReader, error) {
 		return &historyFileReader{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the history: %w", err)
+		return nil, fmt.Errorf("reading the history %s: %w", path, unwrapPathError(err))
 	}
 	return &historyFileReader{f: f, size: fi.Size()}, nil
+}
+
+// faultHint prints, after a warning that a run cannot use the file at
+// path (shown as shown) for err, the hint fileFaultHint gives, if any.
+func (c *console) faultHint(path, shown string, err error) {
+	if hint := fileFaultHint(path, shown, err); hint != "" {
+		c.errorf("hint: %s", hint)
+	}
+}
+
+// historyFault says what is wrong with the history at path (shown as
+// shown) when something other than a regular file is there (a link, a
+// FIFO): what it is, and the command that removes it; nil when it is a
+// regular file or missing.
+func historyFault(path, shown string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("the history %s is %v: history shows nothing of it and runs write none (%s)",
+		shown, notRegularAt(path, fi), fileFaultHint(path, shown, errNotRegular))
 }
 
 // close closes the file.

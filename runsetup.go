@@ -172,6 +172,7 @@ func (r *runner) setup(pos []string) error {
 	r.history, err = openHistory(ws.historyPath(), func(msg string) { r.con.errorf("warning: %s", msg) })
 	if err != nil {
 		r.con.errorf("warning: cannot write the history %s: %v; running without it", ws.historyPath(), unwrapPathError(err))
+		r.con.faultHint(ws.historyPath(), relPath(r.env.projectRoot, ws.historyPath()), err)
 	}
 	exclude := []string{ws.StateDir}
 	if !ws.Ralph {
