@@ -257,7 +257,7 @@ func (h *historyFileReader) eachBefore(end int64, fn func(rec *iterationRecord, 
 			// of the line.
 			var pieces [][]byte // of the line, read back: the last first
 			var nl []byte
-			held, long := len(data), false
+			held, long := stop, false // the line's bytes, without its newline
 			for base > 0 && nl == nil {
 				buf, err := readBack()
 				if err != nil {

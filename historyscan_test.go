@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -187,5 +190,90 @@ func TestHistoryRunStart(t *testing.T) {
 	onlyA := func(rec *iterationRecord) bool { return rec.Run == "A" }
 	if got, err := h.runStart(int64(len(a)+len(b)), "A", onlyA); err != nil || got != 0 {
 		t.Fatalf("run A, matched alone, starts at %d (%v)", got, err)
+	}
+}
+
+// TestHistoryReaderClose: close closes the history's file (serve opens one
+// per request: a leak would grow with every page shown), and a missing
+// history, opened as an empty one, closes without a file.
+func TestHistoryReaderClose(t *testing.T) {
+	h, _ := writeHistory(t, historyOf(1))
+	h.close()
+	if err := h.f.Close(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("the history's file after close: closing it again gave %v; want %v", err, os.ErrClosed)
+	}
+	missing, err := openHistoryReader(filepath.Join(t.TempDir(), historyFile))
+	if err != nil || missing.f != nil {
+		t.Fatalf("a missing history: %+v, %v", missing, err)
+	}
+	missing.close()
+}
+
+// longRecord is a history line of exactly n bytes (without its newline)
+// that is a record: iteration it of run L, with a reason that long.
+func longRecord(it, n int) []byte {
+	head := fmt.Sprintf(`{"run":"L","iteration":%d,"reason":"`, it)
+	return []byte(head + strings.Repeat("x", n-len(head)-2) + `"}`)
+}
+
+// TestHistoryLongLines: a record of exactly maxHistoryLine bytes is read,
+// forward and backward; one a byte longer is skipped and counted, never
+// taken as a record, whether the chunk it ends in holds it whole (up to
+// maxHistoryLine) or it was already given up (longer than that and a
+// chunk); the record after it is read, also when a chunk read backward
+// starts at the long line's newline.
+func TestHistoryLongLines(t *testing.T) {
+	small := []byte(`{"run":"L","iteration":9,"startedAt":"2026-01-01T00:00:00Z"}` + "\n")
+	for _, c := range []struct {
+		n    int
+		want []int
+	}{
+		{maxHistoryLine, []int{1, 9}},
+		{maxHistoryLine + 1, []int{9}},
+		{maxHistoryLine + historyChunk, []int{9}}, // given up at a chunk's end
+		{maxHistoryLine + historyChunk + 10, []int{9}},
+		// read backward, the chunk read last starts at the long line's
+		// newline
+		{-(maxHistoryLine + 1), []int{9}},
+	} {
+		after := small
+		if c.n < 0 {
+			c.n, after = -c.n, append(longRecord(9, historyChunk-2), '\n')
+		}
+		data := append(append(longRecord(1, c.n), '\n'), after...)
+		h, _ := writeHistory(t, data)
+		its, skipped := iterationsFrom(t, h, 0)
+		if !slices.Equal(its, c.want) || skipped != 2-len(c.want) {
+			t.Errorf("a line of %d bytes, read forward: records %v, %d skipped; want %v", c.n, its, skipped, c.want)
+		}
+		var back []int
+		if err := h.eachBefore(h.size, func(rec *iterationRecord, at int64) bool {
+			back = append(back, rec.Iteration)
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		slices.Reverse(back)
+		if !slices.Equal(back, c.want) {
+			t.Errorf("a line of %d bytes, read backward: records %v; want %v", c.n, back, c.want)
+		}
+	}
+}
+
+// TestHistoryStreamShrunk: a history cut short while it is read (reset,
+// or a history replaced) ends the read with an error, not with the
+// records that happen to be left.
+func TestHistoryStreamShrunk(t *testing.T) {
+	h, path := writeHistory(t, historyOf(2500)) // over 1 chunk
+	if err := os.Truncate(path, h.size/2); err != nil {
+		t.Fatal(err)
+	}
+	s := h.stream(0)
+	n := 0
+	for rec := s.record(); rec != nil; rec = s.record() {
+		n++
+	}
+	if s.err == nil {
+		t.Fatalf("a history cut to half its length while read: %d records, no error", n)
 	}
 }
