@@ -97,6 +97,13 @@ func checkWorktree(common, root, ws string, st *gitState) *worktreeFault {
 // repository, whose git directory it returns.
 func checkWorktreeFiles(common, root, ws string, st *gitState) (*worktreeFault, string) {
 	if f := checkWorktreePath(root, ws, st); f != nil {
+		if f.missing {
+			if to := movedWorktree(common, st.Branch); to != "" {
+				shown := relPath(root, st.Worktree)
+				return &worktreeFault{broken: true, what: fmt.Sprintf("the worktree %s of workspace %s was moved to %s (git worktree move), where its branch %s is checked out", shown, ws, clip(stripControls(to), 200), st.Branch),
+					fix: fmt.Sprintf("move it back (git worktree move %s %s), then run again", clip(stripControls(to), 200), shown)}, ""
+			}
+		}
 		return f, ""
 	}
 	path, shown := st.Worktree, relPath(root, st.Worktree)
@@ -129,6 +136,33 @@ func checkWorktreeFiles(common, root, ws string, st *gitState) (*worktreeFault, 
 		return broken("its .git names "+clip(stripControls(gitDir), 200)+", not a worktree of this repository", repair), ""
 	}
 	return nil, gitDir
+}
+
+// movedWorktree is where a worktree of the repository whose common git
+// directory is common, on branch, now is, when git still knows it there
+// (git worktree move updates its record): "" when none is, or its record
+// cannot be read. Only git's own small files are read, never run.
+func movedWorktree(common, branch string) string {
+	admins, err := readDir(filepath.Join(common, "worktrees"))
+	if err != nil {
+		return ""
+	}
+	for _, a := range admins {
+		dir := filepath.Join(common, "worktrees", a.Name())
+		head, err := readRegularFile(filepath.Join(dir, "HEAD"), 4096)
+		if err != nil || strings.TrimSpace(string(head)) != "ref: refs/heads/"+branch {
+			continue
+		}
+		gitdir, err := readRegularFile(filepath.Join(dir, "gitdir"), 4096)
+		if err != nil {
+			continue
+		}
+		to := filepath.Dir(strings.TrimSpace(string(gitdir)))
+		if fi, err := os.Lstat(to); err == nil && fi.IsDir() {
+			return to
+		}
+	}
+	return ""
 }
 
 // checkWorktreePath is the part of checkWorktreeFiles that looks at the
