@@ -22,7 +22,7 @@ package main
 //     (the registry is per user: a run with another XDG_STATE_HOME, or
 //     under sudo, was not seen), and nothing is written in the work tree.
 //     Where that directory cannot be read (a .git git cannot use either),
-//     the registry directory holds it. The kernel lets the lock go with
+//     the registry directory holds it (per user, then). The kernel lets the lock go with
 //     the process, kill -9 too, so a dead run never keeps another out.
 //   - A lock that cannot be taken for another reason (no state directory,
 //     a file in the way) is a warning, as for the registry: the run goes
@@ -118,7 +118,10 @@ func checkoutBusy(top string, commits, ralph bool) error {
 	entries, _ := liveEntries(nil)
 	var found *runEntry
 	for i, e := range entries {
-		if e.Checkout == top && (found == nil || e.Commits && !found.Commits) {
+		// A run that shares the lock is kept out only by one that
+		// commits: another entry (a run of another user holds the lock,
+		// unseen here) is not the one in the way.
+		if e.Checkout == top && (commits || e.Commits) && (found == nil || e.Commits && !found.Commits) {
 			found = &entries[i]
 		}
 	}
