@@ -57,10 +57,8 @@ func checkWorktree(common, root, ws string, st *gitState) *worktreeFault {
 		return f
 	}
 	path, shown := st.Worktree, relPath(root, st.Worktree)
-	broken := func(why string) *worktreeFault {
-		return &worktreeFault{broken: true, what: fmt.Sprintf("%s, workspace %s's worktree, is no longer a worktree of this repository (%s)", shown, ws, why),
-			fix: fmt.Sprintf("repair it (git worktree repair %s), or move it away and run again (the branch %s is kept)", shown, st.Branch)}
-	}
+	repair := fmt.Sprintf("repair it (git worktree repair %s), or move it away and run again (the branch %s is kept)", shown, st.Branch)
+	broken := func(why string) *worktreeFault { return brokenWorktree(shown, ws, why, repair) }
 	out, stderr, err := gitOut(path, nil, "rev-parse", "--show-toplevel", "--git-common-dir")
 	if err != nil {
 		return broken("git rev-parse fails there: " + gitFailure(stderr, err))
@@ -107,9 +105,7 @@ func checkWorktreeFiles(common, root, ws string, st *gitState) (*worktreeFault, 
 		return f, ""
 	}
 	path, shown := st.Worktree, relPath(root, st.Worktree)
-	broken := func(why, fix string) *worktreeFault {
-		return &worktreeFault{broken: true, what: fmt.Sprintf("%s, workspace %s's worktree, is no longer a worktree of this repository (%s)", shown, ws, why), fix: fix}
-	}
+	broken := func(why, fix string) *worktreeFault { return brokenWorktree(shown, ws, why, fix) }
 	repair := fmt.Sprintf("repair it (git worktree repair %s), or move it away and run again (the branch %s is kept)", shown, st.Branch)
 	dotGit := filepath.Join(path, ".git")
 	gfi, err := os.Lstat(dotGit)
@@ -169,9 +165,7 @@ func movedWorktree(common, branch string) string {
 // path alone: nothing there, or something else than a directory (a link).
 func checkWorktreePath(root, ws string, st *gitState) *worktreeFault {
 	path, shown := st.Worktree, relPath(root, st.Worktree)
-	broken := func(why, fix string) *worktreeFault {
-		return &worktreeFault{broken: true, what: fmt.Sprintf("%s, workspace %s's worktree, is no longer a worktree of this repository (%s)", shown, ws, why), fix: fix}
-	}
+	broken := func(why, fix string) *worktreeFault { return brokenWorktree(shown, ws, why, fix) }
 	again := fmt.Sprintf("then run again: the run makes the worktree again on its branch %s", st.Branch)
 	fi, err := os.Lstat(path)
 	switch {
@@ -186,6 +180,12 @@ func checkWorktreePath(root, ws string, st *gitState) *worktreeFault {
 		return broken("it is "+fileKind(fi), fmt.Sprintf("move it away, %s", again))
 	}
 	return nil
+}
+
+// brokenWorktree says that shown, workspace ws's worktree, is no longer a
+// worktree of this repository, why, and fix.
+func brokenWorktree(shown, ws, why, fix string) *worktreeFault {
+	return &worktreeFault{broken: true, what: fmt.Sprintf("%s, workspace %s's worktree, is no longer a worktree of this repository (%s)", shown, ws, why), fix: fix}
 }
 
 // joinIfRelative is p, made absolute from dir when it is relative.
