@@ -11,6 +11,11 @@
 #          mutates every line of FILE.go: gremlins only takes a diff, so
 #          the script makes one in a scratch worktree, from a commit where
 #          FILE.go is empty to the current tree
+#   SINCE=REV[:PATH][:LINES]   with --file: mutate only the lines of FILE.go
+#               that are not in PATH (default FILE.go) as it was at REV, cut
+#               after its first LINES lines: what an earlier run at REV did not
+#               mutate, because the file changed since or the run was cut
+#               after line LINES (PATH: the file's name then, if renamed)
 #   WORKERS=N   mutants tested at once (default 1: the scenarios use time)
 #   TIMEOUT_COEFFICIENT=N   a mutant times out after N times the tests' own
 #               time (default 4; more on a loaded machine)
@@ -34,8 +39,16 @@ if [ "${1:-}" = --file ]; then
 	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$scratch/tree" -xf -
 	repo=$PWD
 	cd "$scratch/tree"
-	: > "$file"
-	git add -A && git -c user.name=m -c user.email=m@m commit -q --allow-empty -m "mutation base: $file empty"
+	if [ -n "${SINCE:-}" ]; then
+		IFS=: read -r rev old lines <<<"$SINCE"
+		[ -n "$old" ] || old=$file
+		case $old in [0-9]*) lines=$old old=$file ;; esac
+		git -C "$repo" show "$rev:$old" > "$scratch/since"
+		head -n "${lines:-2147483647}" "$scratch/since" > "$file"
+	else
+		: > "$file"
+	fi
+	git add -A && git -c user.name=m -c user.email=m@m commit -q --allow-empty -m "mutation base: $file ${SINCE:-empty}"
 	base=$(git rev-parse HEAD)
 	cp -p "$repo/$file" "$file"
 	git add -A && git -c user.name=m -c user.email=m@m commit -q -m "mutation target: $file"
