@@ -258,21 +258,12 @@ func showVerdict(con *console, vd verdict, cost float64, report string) {
 	}
 }
 
-// waitLimitPlain waits for a usage limit's reset outside a run; an
-// interrupting signal ends the wait with the signal's exit.
+// waitLimitPlain waits for a usage limit's reset outside a run, as long as
+// a run would (limitWait); an interrupting signal ends the wait with the
+// signal's exit.
 func waitLimitPlain(sup *supervisor, con *console, reset time.Time) error {
 	now := time.Now()
-	margin := limitMargin
-	if m, err := time.ParseDuration(os.Getenv(limitMarginEnv)); err == nil && m >= 0 {
-		margin = m
-	}
-	d := defaultLimitWait
-	switch {
-	case reset.After(now):
-		d = reset.Sub(now) + margin
-	case !reset.IsZero():
-		d = margin
-	}
+	d := limitWait(reset, now)
 	con.noticef("usage limit reached: waiting until %s, then retrying the verification", formatClock(now.Add(d), now))
 	if sup.sleep(d, func(time.Duration) bool { return false }) {
 		con.errorf("stopped: interrupted (%s)", signalName(sup.interrupt))
