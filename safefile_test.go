@@ -165,6 +165,9 @@ func TestOwnFileNoFollow(t *testing.T) {
 	if data, err := readOwnFile(at("plain"), 10); err != nil || string(data) != "ok\n" {
 		t.Errorf("readOwnFile(plain) = %q, %v", data, err)
 	}
+	if data, err := readOwnFile(at("plain"), 3); err != nil || string(data) != "ok\n" {
+		t.Errorf("readOwnFile(plain, its size) = %q, %v; want it read", data, err)
+	}
 	if _, err := readOwnFile(at("plain"), 2); err == nil || !strings.Contains(err.Error(), "larger than 2 bytes") {
 		t.Errorf("readOwnFile(plain, 2) = %v; want larger than 2 bytes", err)
 	}
