@@ -47,3 +47,26 @@ func TestOwnPaths(t *testing.T) {
 		t.Fatalf("take %q, left out %q, leftovers %v", take, out, s.left.files)
 	}
 }
+
+// TestChangedUnknown: what an iteration changed is unknown (nil, no
+// list) when either snapshot is, or when the project is not in a git
+// repository (a nil tree): never a panic on the missing one.
+func TestChangedUnknown(t *testing.T) {
+	dir := t.TempDir()
+	dirty := &gitSnapshot{dirty: map[string]fileStamp{"a.go": {exists: true, size: 1}}}
+	clean := &gitSnapshot{dirty: map[string]fileStamp{}}
+	var none *gitTree
+	if got := none.changed(dirty, clean); got != nil {
+		t.Errorf("no repository: changed = %q, want nil", got)
+	}
+	g := &gitTree{top: dir, root: dir}
+	if got := g.changed(nil, dirty); got != nil {
+		t.Errorf("no snapshot before: changed = %q, want nil", got)
+	}
+	if got := g.changed(dirty, nil); got != nil {
+		t.Errorf("no snapshot after: changed = %q, want nil", got)
+	}
+	if got := g.changed(dirty, clean); !slices.Equal(got, []string{"a.go"}) {
+		t.Errorf("changed = %q, want [a.go]", got)
+	}
+}
