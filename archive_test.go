@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -474,4 +475,70 @@ func TestLatestArchive(t *testing.T) {
 	if got := latestArchive(dir, "nope"); got != "" {
 		t.Errorf("latestArchive(nope) = %s; want none", got)
 	}
+}
+
+// TestRestoreTargetMadeMeanwhile: a workspace that appears at the target
+// while the archive is being unpacked (after the check that the target is
+// free, before the unpacked tree is moved there) is left as it is, and
+// restore says it already exists, as when it was there from the start —
+// whether the rename reports EEXIST or ENOTEMPTY. The test moves a
+// directory in when the restore's temporary directory appears; a restore
+// that finished first (the move then fails) is tried again.
+func TestRestoreTargetMadeMeanwhile(t *testing.T) {
+	entries := []string{"d:demo/", "f:demo/.metadata.json=" + testMetadata}
+	for i := range 400 {
+		entries = append(entries, fmt.Sprintf("f:demo/f%d=%d", i, i))
+	}
+	for attempt := 0; attempt < 20; attempt++ {
+		root := t.TempDir()
+		src := filepath.Join(root, "demo.tar.gz")
+		if err := writeTestArchive(src, entries, nil); err != nil {
+			t.Fatal(err)
+		}
+		parent, target, theirs := filepath.Join(root, "check"), filepath.Join(root, "check", "demo"), filepath.Join(root, "theirs")
+		if err := os.MkdirAll(theirs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(theirs, "mine"), []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stop, moved := make(chan struct{}), make(chan bool, 1)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					moved <- false
+					return
+				default:
+				}
+				names, _ := os.ReadDir(parent)
+				for _, e := range names {
+					if strings.HasPrefix(e.Name(), ".demo.restore-") {
+						moved <- os.Rename(theirs, target) == nil
+						return
+					}
+				}
+			}
+		}()
+		var out, errOut bytes.Buffer
+		err := runArchiveRestore(&cliEnv{projectRoot: root, stdout: &out, stderr: &errOut}, []string{src, target})
+		close(stop)
+		if !<-moved {
+			continue // the restore moved its tree in first
+		}
+		if err == nil || !strings.Contains(err.Error(), "workspace "+target+" already exists") {
+			t.Fatalf("restore onto a workspace made meanwhile: %v; want it already exists", err)
+		}
+		if he := (*hintError)(nil); !errors.As(err, &he) || !strings.Contains(he.hint, "restore it under another name") {
+			t.Errorf("restore onto a workspace made meanwhile: no hint to restore it under another name (%v)", err)
+		}
+		if data, err := os.ReadFile(filepath.Join(target, "mine")); err != nil || string(data) != "mine" {
+			t.Errorf("the workspace made meanwhile: %q, %v; want it kept", data, err)
+		}
+		if names, _ := os.ReadDir(parent); len(names) != 1 {
+			t.Errorf("%s holds %v; want only demo (the unpacked tree removed)", parent, names)
+		}
+		return
+	}
+	t.Fatal("every restore moved its tree in before the test could make the target")
 }
