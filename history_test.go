@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,49 @@ func TestToolNames(t *testing.T) {
 	rec := &iterationRecord{Tools: map[string]int{"Bash": 1, "Read": 3, "Edit": 1, "Write": 2}}
 	if got, want := strings.Join(rec.toolNames(), " "), "Read Write Bash Edit"; got != want {
 		t.Errorf("toolNames = %q, want %q", got, want)
+	}
+}
+
+// TestHistoryFit pins how the history table gives way to a narrow
+// output: nothing dropped while the row fits (exactly, too), then the
+// columns in historyPriorities' order, lowest first, one at a time, and
+// never "#" or RESULT.
+func TestHistoryFit(t *testing.T) {
+	// # START TIME RESULT COST PROGRESS TOOLS REFUSED FILES, the flexible
+	// ones (RESULT, TOOLS, REFUSED) at their narrowest already: a row is
+	// 48 columns of cells and 8 gaps of 2, 64 in all.
+	widths := [len(historyColumns)]int{1, 8, 3, 6, 7, 5, 6, 7, 5}
+	dropOrder := []string{"FILES", "REFUSED", "TOOLS", "START", "TIME", "PROGRESS", "COST"}
+	for width := 70; width >= 1; width-- {
+		s := &runSummary{widths: widths}
+		s.fit(width)
+		var hidden []string
+		cells, shown := 0, 0
+		for i, h := range s.hidden {
+			if h {
+				hidden = append(hidden, historyColumns[i])
+			} else {
+				cells, shown = cells+s.widths[i], shown+1
+			}
+		}
+		slices.SortFunc(hidden, func(a, b string) int { return slices.Index(dropOrder, a) - slices.Index(dropOrder, b) })
+		if !slices.Equal(hidden, dropOrder[:len(hidden)]) {
+			t.Fatalf("width %d: dropped %q, want the first of %q", width, hidden, dropOrder)
+		}
+		fits := cells+2*(shown-1) <= width
+		switch {
+		case width >= 64 && len(hidden) > 0:
+			t.Errorf("width %d: dropped %q from a row of 64", width, hidden)
+		case width == 63 && !slices.Equal(hidden, []string{"FILES"}):
+			t.Errorf("width 63: dropped %q, want FILES alone", hidden)
+		case !fits && len(hidden) < len(dropOrder):
+			t.Errorf("width %d: a row of %d with %q dropped, and more could go", width, cells+2*(shown-1), hidden)
+		case fits && len(hidden) > 0:
+			// the last column dropped was needed: with it the row is too wide
+			last := slices.Index(historyColumns[:], hidden[len(hidden)-1])
+			if with := cells + s.widths[last] + 2*shown; with <= width {
+				t.Errorf("width %d: dropped %s, though a row of %d with it fits", width, historyColumns[last], with)
+			}
+		}
 	}
 }
