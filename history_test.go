@@ -228,6 +228,11 @@ func TestHistoryFit(t *testing.T) {
 		if !slices.Equal(hidden, dropOrder[:len(hidden)]) {
 			t.Fatalf("width %d: dropped %q, want the first of %q", width, hidden, dropOrder)
 		}
+		for _, c := range historyFlexColumns {
+			if floor := max(minColumnWidth, displayWidth(historyColumns[c])); !s.hidden[c] && s.widths[c] < floor {
+				t.Errorf("width %d: %s narrowed to %d, below its %d", width, historyColumns[c], s.widths[c], floor)
+			}
+		}
 		fits := cells+2*(shown-1) <= width
 		switch {
 		case width >= 64 && len(hidden) > 0:
@@ -243,5 +248,12 @@ func TestHistoryFit(t *testing.T) {
 				t.Errorf("width %d: dropped %s, though a row of %d with it fits", width, historyColumns[last], with)
 			}
 		}
+	}
+	// the flexible columns give way the widest first, the first of equals
+	// first: one column too many narrows RESULT, not TOOLS
+	s := &runSummary{widths: [len(historyColumns)]int{1, 8, 3, 10, 7, 5, 10, 7, 5}}
+	s.fit(71)
+	if s.hidden != [len(historyColumns)]bool{} || s.widths[3] != 9 || s.widths[6] != 10 {
+		t.Errorf("fit(71) of a row of 72: hidden %v, widths %v; want none hidden, RESULT 9, TOOLS 10", s.hidden, s.widths)
 	}
 }
