@@ -77,6 +77,13 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*s
 		return nil, nil, err
 	}
 	c.isAgent = true
+	// An agent whose output closed without a result has nothing more to
+	// say: the after-result watchdog's grace starts then (supervisor.go).
+	go func() {
+		<-c.streamDone
+		<-c.stderrDone
+		c.closedAt.Store(time.Now().UnixNano())
+	}()
 	return c, o, nil
 }
 

@@ -181,6 +181,10 @@ type child struct {
 
 	lastOutput atomic.Int64 // unix nanoseconds of the last byte read
 	resultAt   atomic.Int64 // unix nanoseconds of the agent's result event, or 0
+	// closedAt is when the agent's stdout and stderr had both reached end
+	// of file (unix nanoseconds), or 0: without a result, it arms the same
+	// watchdog as a result does.
+	closedAt atomic.Int64
 
 	// tail is the end of its stderr, read after stderrDone.
 	tail tailBuffer
@@ -206,6 +210,27 @@ func (c *child) who() string {
 		return "the agent"
 	}
 	return c.name
+}
+
+// watchdogFrom is when c's after-result watchdog started (unix
+// nanoseconds), or 0: at its result event, or, without one, when its
+// output closed (an agent with nothing more to say that does not exit).
+func (c *child) watchdogFrom() int64 {
+	if at := c.resultAt.Load(); at != 0 {
+		return at
+	}
+	return c.closedAt.Load()
+}
+
+// resumedAfter moves c's idle clock to now and its watchdog's start by d,
+// the time the run was suspended: neither counts that time.
+func (c *child) resumedAfter(d time.Duration, now time.Time) {
+	c.lastOutput.Store(now.UnixNano())
+	for _, t := range []*atomic.Int64{&c.resultAt, &c.closedAt} {
+		if at := t.Load(); at != 0 {
+			t.Store(at + int64(d))
+		}
+	}
 }
 
 // startChild starts a child in its own session, with spec.input on its

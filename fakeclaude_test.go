@@ -68,6 +68,9 @@ package main
 //	limit SECONDS        a rejected rate_limit_event resetting SECONDS from now,
 //	                     the CLI's limit text and a 429 error result
 //	hang                 block forever
+//	close-output [stdout]
+//	                     close stdout and stderr, or stdout alone (what was
+//	                     printed flushed first), and go on, alive
 //	exit N               exit with status N
 //
 // Directives for the interactive mode:
@@ -341,6 +344,12 @@ func fakeDirective(out *bufio.Writer, verb, arg string, call int, script string,
 		flush()
 		for { // not select{}: the runtime would call that a deadlock
 			time.Sleep(time.Hour)
+		}
+	case "close-output":
+		flush()
+		os.Stdout.Close()
+		if arg != "stdout" {
+			os.Stderr.Close()
 		}
 	case "exit":
 		n, _ := strconv.Atoi(arg)

@@ -10,7 +10,8 @@ package main
 // events have the real CLI's shapes (codex-rs/exec/src/exec_events.rs).
 //
 // Codex's directives (every other one is the fake claude's: record, write,
-// touch, wait-file, grandchild, hang, sleep, pid, trap-term, exit, ...):
+// touch, wait-file, grandchild, hang, close-output, sleep, pid, trap-term,
+// exit, ...):
 //
 //	text TEXT            an agent_message item
 //	reasoning TEXT       a reasoning item

@@ -18,7 +18,8 @@ package main
 //     the terminate timeout, the iteration and idle timeouts and the
 //     after-result watchdog all resume where they were.
 //   - The hang protections (iteration timeout, idle timeout, the agent
-//     still running after its result) use the SIGTERM-then-SIGKILL path.
+//     still running after its result, or after closing its output without
+//     one) use the SIGTERM-then-SIGKILL path.
 //   - Ctrl+Z: stop every process of the run (sweep.go), restore the
 //     terminal (from the foreground, or while its modes are still the
 //     keyboard's: keyboard.pause), then stop the tool (suspend.go: with SIGSTOP, a
@@ -167,7 +168,7 @@ func (s *supervisor) hangDeadline(c *child, suspended time.Duration) time.Time {
 	if c.idle > 0 {
 		earliest(time.Unix(0, c.lastOutput.Load()).Add(c.idle))
 	}
-	if at := c.resultAt.Load(); at != 0 {
+	if at := c.watchdogFrom(); at != 0 {
 		earliest(time.Unix(0, at).Add(s.resultWatchdog))
 	}
 	return first
@@ -331,10 +332,7 @@ func (s *supervisor) suspendWaiting(w *waiting) {
 		return
 	}
 	w.end.suspended += d
-	w.c.lastOutput.Store(time.Now().UnixNano())
-	if at := w.c.resultAt.Load(); at != 0 {
-		w.c.resultAt.Store(at + int64(d))
-	}
+	w.c.resumedAfter(d, time.Now())
 	if !w.escalateAt.IsZero() {
 		w.escalateAt = w.escalateAt.Add(d)
 	}
@@ -424,7 +422,10 @@ func (s *supervisor) hangCheck(c *child, now time.Time, suspended time.Duration)
 	if d := c.idle; d > 0 && now.Sub(time.Unix(0, c.lastOutput.Load())) > d {
 		return fmt.Sprintf("idle timeout (no output for %s)", d)
 	}
-	if at := c.resultAt.Load(); at != 0 && now.Sub(time.Unix(0, at)) > s.resultWatchdog {
+	if at := c.watchdogFrom(); at != 0 && now.Sub(time.Unix(0, at)) > s.resultWatchdog {
+		if c.resultAt.Load() == 0 {
+			return fmt.Sprintf("agent closed its output without a result and was still running %s later", s.resultWatchdog)
+		}
 		return fmt.Sprintf("agent still running %s after its result", s.resultWatchdog)
 	}
 	return ""
