@@ -46,6 +46,21 @@ const maxLinkHops = 40
 // maxHeadFileSize bounds what list and status read of a head file.
 const maxHeadFileSize = 4 << 20
 
+// archiveDirLink refuses the archive directory dir (of the project at
+// root) when it is a symbolic link: as the other directories the tool
+// keeps, it is used only as a real directory, never written or read
+// through a link to elsewhere. nil when it is missing or not a link.
+func archiveDirLink(root, dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	shown := relPath(root, dir)
+	target, _ := os.Readlink(dir)
+	return withHint(fmt.Errorf("the archive directory %s is a symbolic link (to %s): archives are written and read only in a real directory", shown, clip(stripControls(target), 200)),
+		"rm %s removes the link (what it leads to stays); the next clean makes the directory", shellQuote(shown))
+}
+
 // archiveInfo is what writeArchive wrote.
 type archiveInfo struct {
 	path  string
@@ -311,6 +326,9 @@ func archiveArg(env *cliEnv, pos []string, missing string) (string, error) {
 func findArchive(env *cliEnv, arg string) (string, error) {
 	dir := filepath.Join(env.projectRoot, archiveDirName)
 	if !strings.Contains(arg, "/") && arg != "" {
+		if err := archiveDirLink(env.projectRoot, dir); err != nil {
+			return "", err
+		}
 		for _, name := range []string{arg, arg + ".tar.gz"} {
 			p := filepath.Join(dir, name)
 			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
@@ -326,6 +344,11 @@ func findArchive(env *cliEnv, arg string) (string, error) {
 	p := arg
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(env.projectRoot, p)
+	}
+	if filepath.Dir(filepath.Clean(p)) == dir {
+		if err := archiveDirLink(env.projectRoot, dir); err != nil {
+			return "", err
+		}
 	}
 	fi, err := os.Stat(p)
 	if err == nil && fi.Mode().IsRegular() {
@@ -456,6 +479,9 @@ func openArchived(src string) (a *archivedWorkspace, err error) {
 // archives that could not be read.
 func readArchives(env *cliEnv) (archived []*archivedWorkspace, broken []error, err error) {
 	dir := filepath.Join(env.projectRoot, archiveDirName)
+	if err := archiveDirLink(env.projectRoot, dir); err != nil {
+		return nil, nil, err
+	}
 	entries, err := readDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("reading the archive directory: %w", err)

@@ -41,6 +41,9 @@ func runArchiveSave(env *cliEnv, args []string) error {
 	}
 	defer release()
 	archiveDir := filepath.Join(env.projectRoot, archiveDirName)
+	if err := archiveDirLink(env.projectRoot, archiveDir); err != nil {
+		return err
+	}
 	if within(w.Dir, archiveDir) {
 		return fmt.Errorf("workspace %s (%s) holds the archive directory %s", w.Name, w.Dir, archiveDir)
 	}
@@ -163,7 +166,8 @@ const archiveUsage = `Usage: claude-iterate archive list
        claude-iterate archive delete <archive> [-f]
 
 'claude-iterate clean' archives workspaces to claude-iterate/archive in the
-project root.
+project root: a real directory (a symbolic link there is refused, never
+written or read through).
 
   list      lists the archived workspaces: name, and mode, status, iterations
             and progress when archived, the time of the archive and its file

@@ -79,6 +79,11 @@ func runClean(env *cliEnv, args []string) error {
 	if err := checkRemovable(env, w, archiveDir); err != nil {
 		return err
 	}
+	if !*noArchive {
+		if err := archiveDirLink(env.projectRoot, archiveDir); err != nil {
+			return err // before the question
+		}
+	}
 	gitWork, err := planGitClean(env, w, *force, *noArchive, *deleteBranch) // gitclean.go
 	if err != nil {
 		return err
