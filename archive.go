@@ -46,6 +46,33 @@ const maxLinkHops = 40
 // maxHeadFileSize bounds what list and status read of a head file.
 const maxHeadFileSize = 4 << 20
 
+// archiveLimits bound what goes into an archive: a file of more than file
+// bytes is left out, and so is one that would take the files' bytes past
+// total. Left out, a file is named (archiveInfo.tooLarge): clean removes
+// no workspace that loses a file unless told to.
+type archiveLimits struct{ file, total int64 }
+
+// defaultArchiveLimits are the limits of clean and archive save. The
+// largest file a run writes is its log: logBudget of transcripts, then its
+// sections; a file half as large again is none of the tool's (a sparse
+// file, a disk image). The total allows four such.
+var defaultArchiveLimits = archiveLimits{file: logBudget + logBudget/2, total: 4 * (logBudget + logBudget/2)}
+
+// leftOutFile is a file an archive left out for its size.
+type leftOutFile struct {
+	rel       string // relative to the workspace
+	size      int64
+	overTotal bool // within the limit of a file, past the total
+}
+
+// reason says why f was left out of an archive with limits lim.
+func (f leftOutFile) reason(lim archiveLimits) string {
+	if f.overTotal {
+		return fmt.Sprintf("would take the archive past %s", byteSize(lim.total))
+	}
+	return fmt.Sprintf("more than the %s an archive takes of a file", byteSize(lim.file))
+}
+
 // archiveDirLink refuses the archive directory dir (of the project at
 // root) when it is a symbolic link: as the other directories the tool
 // keeps, it is used only as a real directory, never written or read
@@ -70,6 +97,39 @@ type archiveInfo struct {
 	// outward the symbolic links leading out of the workspace, which a
 	// restore refuses; both relative to the workspace.
 	skipped, outward []string
+	// tooLarge are the regular files left out for their size (limits).
+	tooLarge []leftOutFile
+	limits   archiveLimits
+	stored   int64 // the regular files' bytes archived
+}
+
+// leaveOut tells whether the regular file rel of size bytes is left out of
+// the archive for its size, and counts it in either way.
+func (info *archiveInfo) leaveOut(rel string, size int64) bool {
+	if size > info.limits.file || info.stored+size > info.limits.total {
+		info.tooLarge = append(info.tooLarge, leftOutFile{rel: rel, size: size, overTotal: size <= info.limits.file})
+		return true
+	}
+	info.stored += size
+	return false
+}
+
+// warnLeftOut prints a warning for each file of info left out of an
+// archive of the workspace shown as shownDir.
+func warnLeftOut(env *cliEnv, shownDir string, info *archiveInfo) {
+	for _, f := range info.tooLarge {
+		fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is %s, %s\n", progName, filepath.Join(shownDir, f.rel), byteSize(f.size), f.reason(info.limits))
+	}
+}
+
+// planArchive returns what writeArchive would archive of the workspace
+// directory dir, writing nothing: for clean to refuse before it asks.
+func planArchive(dir string, lim archiveLimits) (*archiveInfo, error) {
+	info := &archiveInfo{limits: lim}
+	if err := addWorkspace(nil, dir, "", info); err != nil {
+		return nil, err
+	}
+	return info, nil
 }
 
 // writeArchive archives the workspace directory dir, as top/, to a new file
@@ -77,6 +137,12 @@ type archiveInfo struct {
 // complete: a failure, or a signal (SIGINT, SIGTERM, SIGHUP: an
 // *interruptedError), removes what was written.
 func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, error) {
+	return writeArchiveLimited(dir, top, archiveDir, now, defaultArchiveLimits)
+}
+
+// writeArchiveLimited is writeArchive with the files' limits lim: a file
+// past them is left out (info.tooLarge), the rest archived.
+func writeArchiveLimited(dir, top, archiveDir string, now time.Time, lim archiveLimits) (*archiveInfo, error) {
 	if err := makeDirAll(archiveDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -91,7 +157,7 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 		return nil, err
 	}
 	defer t.discard()
-	info := &archiveInfo{}
+	info := &archiveInfo{limits: lim}
 	gz := gzip.NewWriter(t)
 	// Looked at before each write to gzip, which writes to the file
 	// seldom when the data compresses well: a signal is seen within a
@@ -143,7 +209,8 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 }
 
 // addWorkspace writes the workspace directory dir to tw as top/: the head
-// files first, then the rest in lexical order.
+// files first, then the rest in lexical order. With tw nil it only fills
+// info.
 func addWorkspace(tw *tar.Writer, dir, top string, info *archiveInfo) error {
 	root, err := os.Lstat(dir)
 	if err != nil {
@@ -207,7 +274,8 @@ func outwardLinks(dir string) ([]string, error) {
 }
 
 // addEntry writes one file of the workspace dir (rel, "" for dir itself),
-// described by its Lstat fi, to tw.
+// described by its Lstat fi, to tw (nil: only info is filled). A regular
+// file past info's limits is left out, named in info.tooLarge.
 func addEntry(tw *tar.Writer, dir, rel, top string, fi fs.FileInfo, info *archiveInfo) error {
 	full := filepath.Join(dir, rel)
 	var link string
@@ -224,6 +292,15 @@ func addEntry(tw *tar.Writer, dir, rel, top string, fi fs.FileInfo, info *archiv
 		}
 	default:
 		info.skipped = append(info.skipped, rel)
+		return nil
+	}
+	if fi.Mode().IsRegular() && info.leaveOut(rel, fi.Size()) {
+		return nil // never read: a sparse 2 GiB file took minutes to archive
+	}
+	if tw == nil {
+		if fi.Mode().IsRegular() {
+			info.files++
+		}
 		return nil
 	}
 	hdr, err := tar.FileInfoHeader(fi, link)

@@ -55,6 +55,7 @@ func runArchiveSave(env *cliEnv, args []string) error {
 	for _, rel := range info.skipped {
 		fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))
 	}
+	warnLeftOut(env, shownDir, info)
 	for _, l := range info.outward {
 		fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
 	}
