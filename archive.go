@@ -6,7 +6,10 @@ package main
 // .status.json, TODO.md and INSTRUCTIONS.md first, so that list and status
 // read them without unpacking the rest; permissions are kept, and symbolic
 // links are stored as links, never followed; the run lock is left out.
-// Restoring is restore.go's; the commands are cmd_archive.go's and cmd_clean.go's.
+// Restoring is restore.go's; the commands are cmd_archive.go's and cmd_clean.go's;
+// the limits of an archive and its directory are archivelimits.go's. It is
+// longer than 600 lines because writing an archive and reading its head
+// files back (list, show, status) keep the format's rules in one place.
 
 import (
 	"archive/tar"
@@ -46,48 +49,6 @@ const maxLinkHops = 40
 // maxHeadFileSize bounds what list and status read of a head file.
 const maxHeadFileSize = 4 << 20
 
-// archiveLimits bound what goes into an archive: a file of more than file
-// bytes is left out, and so is one that would take the files' bytes past
-// total. Left out, a file is named (archiveInfo.tooLarge): clean removes
-// no workspace that loses a file unless told to.
-type archiveLimits struct{ file, total int64 }
-
-// defaultArchiveLimits are the limits of clean and archive save. The
-// largest file a run writes is its log: logBudget of transcripts, then its
-// sections; a file half as large again is none of the tool's (a sparse
-// file, a disk image). The total allows four such.
-var defaultArchiveLimits = archiveLimits{file: logBudget + logBudget/2, total: 4 * (logBudget + logBudget/2)}
-
-// leftOutFile is a file an archive left out for its size.
-type leftOutFile struct {
-	rel       string // relative to the workspace
-	size      int64
-	overTotal bool // within the limit of a file, past the total
-}
-
-// reason says why f was left out of an archive with limits lim.
-func (f leftOutFile) reason(lim archiveLimits) string {
-	if f.overTotal {
-		return fmt.Sprintf("would take the archive past %s", byteSize(lim.total))
-	}
-	return fmt.Sprintf("more than the %s an archive takes of a file", byteSize(lim.file))
-}
-
-// archiveDirLink refuses the archive directory dir (of the project at
-// root) when it is a symbolic link: as the other directories the tool
-// keeps, it is used only as a real directory, never written or read
-// through a link to elsewhere. nil when it is missing or not a link.
-func archiveDirLink(root, dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return nil
-	}
-	shown := relPath(root, dir)
-	target, _ := os.Readlink(dir)
-	return withHint(fmt.Errorf("the archive directory %s is a symbolic link (to %s): archives are written and read only in a real directory", shown, clip(stripControls(target), 200)),
-		"rm %s removes the link (what it leads to stays); the next clean makes the directory", shellQuote(shown))
-}
-
 // archiveInfo is what writeArchive wrote.
 type archiveInfo struct {
 	path  string
@@ -101,35 +62,6 @@ type archiveInfo struct {
 	tooLarge []leftOutFile
 	limits   archiveLimits
 	stored   int64 // the regular files' bytes archived
-}
-
-// leaveOut tells whether the regular file rel of size bytes is left out of
-// the archive for its size, and counts it in either way.
-func (info *archiveInfo) leaveOut(rel string, size int64) bool {
-	if size > info.limits.file || info.stored+size > info.limits.total {
-		info.tooLarge = append(info.tooLarge, leftOutFile{rel: rel, size: size, overTotal: size <= info.limits.file})
-		return true
-	}
-	info.stored += size
-	return false
-}
-
-// warnLeftOut prints a warning for each file of info left out of an
-// archive of the workspace shown as shownDir.
-func warnLeftOut(env *cliEnv, shownDir string, info *archiveInfo) {
-	for _, f := range info.tooLarge {
-		fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is %s, %s\n", progName, filepath.Join(shownDir, f.rel), byteSize(f.size), f.reason(info.limits))
-	}
-}
-
-// planArchive returns what writeArchive would archive of the workspace
-// directory dir, writing nothing: for clean to refuse before it asks.
-func planArchive(dir string, lim archiveLimits) (*archiveInfo, error) {
-	info := &archiveInfo{limits: lim}
-	if err := addWorkspace(nil, dir, "", info); err != nil {
-		return nil, err
-	}
-	return info, nil
 }
 
 // writeArchive archives the workspace directory dir, as top/, to a new file
