@@ -6,7 +6,10 @@ package main
 // .status.json, TODO.md and INSTRUCTIONS.md first, so that list and status
 // read them without unpacking the rest; permissions are kept, and symbolic
 // links are stored as links, never followed; the run lock is left out.
-// Restoring is restore.go's; the commands are cmd_archive.go's and cmd_clean.go's.
+// Restoring is restore.go's; the commands are cmd_archive.go's and cmd_clean.go's;
+// the limits of an archive and its directory are archivelimits.go's. It is
+// longer than 600 lines because writing an archive and reading its head
+// files back (list, show, status) keep the format's rules in one place.
 
 import (
 	"archive/tar"
@@ -55,6 +58,10 @@ type archiveInfo struct {
 	// outward the symbolic links leading out of the workspace, which a
 	// restore refuses; both relative to the workspace.
 	skipped, outward []string
+	// tooLarge are the regular files left out for their size (limits).
+	tooLarge []leftOutFile
+	limits   archiveLimits
+	stored   int64 // the regular files' bytes archived
 }
 
 // writeArchive archives the workspace directory dir, as top/, to a new file
@@ -62,6 +69,12 @@ type archiveInfo struct {
 // complete: a failure, or a signal (SIGINT, SIGTERM, SIGHUP: an
 // *interruptedError), removes what was written.
 func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, error) {
+	return writeArchiveLimited(dir, top, archiveDir, now, defaultArchiveLimits)
+}
+
+// writeArchiveLimited is writeArchive with the files' limits lim: a file
+// past them is left out (info.tooLarge), the rest archived.
+func writeArchiveLimited(dir, top, archiveDir string, now time.Time, lim archiveLimits) (*archiveInfo, error) {
 	if err := makeDirAll(archiveDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -76,7 +89,7 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 		return nil, err
 	}
 	defer t.discard()
-	info := &archiveInfo{}
+	info := &archiveInfo{limits: lim}
 	gz := gzip.NewWriter(t)
 	// Looked at before each write to gzip, which writes to the file
 	// seldom when the data compresses well: a signal is seen within a
@@ -128,7 +141,8 @@ func writeArchive(dir, top, archiveDir string, now time.Time) (*archiveInfo, err
 }
 
 // addWorkspace writes the workspace directory dir to tw as top/: the head
-// files first, then the rest in lexical order.
+// files first, then the rest in lexical order. With tw nil it only fills
+// info.
 func addWorkspace(tw *tar.Writer, dir, top string, info *archiveInfo) error {
 	root, err := os.Lstat(dir)
 	if err != nil {
@@ -192,7 +206,8 @@ func outwardLinks(dir string) ([]string, error) {
 }
 
 // addEntry writes one file of the workspace dir (rel, "" for dir itself),
-// described by its Lstat fi, to tw.
+// described by its Lstat fi, to tw (nil: only info is filled). A regular
+// file past info's limits is left out, named in info.tooLarge.
 func addEntry(tw *tar.Writer, dir, rel, top string, fi fs.FileInfo, info *archiveInfo) error {
 	full := filepath.Join(dir, rel)
 	var link string
@@ -209,6 +224,15 @@ func addEntry(tw *tar.Writer, dir, rel, top string, fi fs.FileInfo, info *archiv
 		}
 	default:
 		info.skipped = append(info.skipped, rel)
+		return nil
+	}
+	if fi.Mode().IsRegular() && info.leaveOut(rel, fi.Size()) {
+		return nil // never read: a sparse 2 GiB file took minutes to archive
+	}
+	if tw == nil {
+		if fi.Mode().IsRegular() {
+			info.files++
+		}
 		return nil
 	}
 	hdr, err := tar.FileInfoHeader(fi, link)
@@ -311,6 +335,9 @@ func archiveArg(env *cliEnv, pos []string, missing string) (string, error) {
 func findArchive(env *cliEnv, arg string) (string, error) {
 	dir := filepath.Join(env.projectRoot, archiveDirName)
 	if !strings.Contains(arg, "/") && arg != "" {
+		if err := archiveDirLink(env.projectRoot, dir); err != nil {
+			return "", err
+		}
 		for _, name := range []string{arg, arg + ".tar.gz"} {
 			p := filepath.Join(dir, name)
 			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
@@ -326,6 +353,11 @@ func findArchive(env *cliEnv, arg string) (string, error) {
 	p := arg
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(env.projectRoot, p)
+	}
+	if filepath.Dir(filepath.Clean(p)) == dir {
+		if err := archiveDirLink(env.projectRoot, dir); err != nil {
+			return "", err
+		}
 	}
 	fi, err := os.Stat(p)
 	if err == nil && fi.Mode().IsRegular() {
@@ -456,6 +488,9 @@ func openArchived(src string) (a *archivedWorkspace, err error) {
 // archives that could not be read.
 func readArchives(env *cliEnv) (archived []*archivedWorkspace, broken []error, err error) {
 	dir := filepath.Join(env.projectRoot, archiveDirName)
+	if err := archiveDirLink(env.projectRoot, dir); err != nil {
+		return nil, nil, err
+	}
 	entries, err := readDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("reading the archive directory: %w", err)

@@ -41,6 +41,9 @@ func runArchiveSave(env *cliEnv, args []string) error {
 	}
 	defer release()
 	archiveDir := filepath.Join(env.projectRoot, archiveDirName)
+	if err := archiveDirLink(env.projectRoot, archiveDir); err != nil {
+		return err
+	}
 	if within(w.Dir, archiveDir) {
 		return fmt.Errorf("workspace %s (%s) holds the archive directory %s", w.Name, w.Dir, archiveDir)
 	}
@@ -52,6 +55,7 @@ func runArchiveSave(env *cliEnv, args []string) error {
 	for _, rel := range info.skipped {
 		fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))
 	}
+	warnLeftOut(env, shownDir, info)
 	for _, l := range info.outward {
 		fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
 	}
@@ -163,7 +167,8 @@ const archiveUsage = `Usage: claude-iterate archive list
        claude-iterate archive delete <archive> [-f]
 
 'claude-iterate clean' archives workspaces to claude-iterate/archive in the
-project root.
+project root: a real directory (a symbolic link there is refused, never
+written or read through).
 
   list      lists the archived workspaces: name, and mode, status, iterations
             and progress when archived, the time of the archive and its file

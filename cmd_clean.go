@@ -17,7 +17,7 @@ import (
 )
 
 // cleanUsage is the manual of the clean command.
-const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive] [--allow-outward-links] [--delete-branch]
+const cleanUsage = `Usage: claude-iterate clean <workspace> [-f] [--no-archive] [--allow-outward-links] [--leave-out-large] [--delete-branch]
 
 Removes a workspace after archiving it to
 claude-iterate/archive/<name>-<UTC time>.tar.gz in the project root: a
@@ -30,6 +30,11 @@ first.
 A workspace holding a symbolic link that leads out of it (a Python venv has
 them) is not cleaned: 'archive restore' would refuse its archive. Remove the
 link first, or give --allow-outward-links.
+
+An archive leaves out a file larger than 1.5 GiB (a run's log stays under
+1 GiB and a bit), and the files past 6 GiB in all: a workspace that would
+lose one is not cleaned. Move the file out of it first, or give
+--leave-out-large to clean it without them (each left out is named).
 
 A workspace that runs in a git worktree (run --worktree) is not cleaned
 while its branch has commits that no other branch holds ('claude-iterate
@@ -48,6 +53,8 @@ Options:
   --no-archive             remove without archiving: the workspace is gone for good
   --allow-outward-links    archive and remove even with links leading out of
                            the workspace (only tar will unpack that archive)
+  --leave-out-large        archive and remove even when files too large for
+                           the archive are left out of it (they are lost)
   --delete-branch          also delete the workspace's git branch
 
 Examples:
@@ -62,6 +69,7 @@ func runClean(env *cliEnv, args []string) error {
 	flags.BoolVar(force, "force", false, "")
 	noArchive := flags.Bool("no-archive", false, "")
 	allowOutward := flags.Bool("allow-outward-links", false, "")
+	leaveOutLarge := flags.Bool("leave-out-large", false, "")
 	deleteBranch := flags.Bool("delete-branch", false, "")
 	arg, err := parseWorkspaceArg(flags, args, "workspace")
 	if err != nil {
@@ -72,12 +80,20 @@ func runClean(env *cliEnv, args []string) error {
 		return err
 	}
 	defer release()
+	if *leaveOutLarge && *noArchive {
+		return usagef("--leave-out-large leaves files out of the archive, and --no-archive makes none: give one of them")
+	}
 	if w.Ralph { // ".": its directory is the project's root
 		return withHint(errors.New("clean removes a named workspace, not the ralph-mode run"), "claude-iterate reset . clears the ralph-mode run's state (.claude-iterate/)")
 	}
 	archiveDir := filepath.Join(env.projectRoot, archiveDirName)
 	if err := checkRemovable(env, w, archiveDir); err != nil {
 		return err
+	}
+	if !*noArchive {
+		if err := archiveDirLink(env.projectRoot, archiveDir); err != nil {
+			return err // before the question
+		}
 	}
 	gitWork, err := planGitClean(env, w, *force, *noArchive, *deleteBranch) // gitclean.go
 	if err != nil {
@@ -102,6 +118,15 @@ func runClean(env *cliEnv, args []string) error {
 		}
 		for _, l := range outward {
 			fmt.Fprintf(env.stderr, "%s: warning: the symbolic link %s leads out of the workspace: 'archive restore' will refuse this archive (tar can still unpack it)\n", progName, filepath.Join(shownDir, l))
+		}
+		// Checked before the question too: a file the archive leaves out
+		// is lost with the workspace.
+		plan, err := planArchive(w.Dir, defaultArchiveLimits)
+		if err != nil {
+			return fmt.Errorf("checking workspace %s: %w", w.Name, err)
+		}
+		if err := refuseLeftOut(w, plan, shownDir, arg, *leaveOutLarge); err != nil {
+			return err
 		}
 	}
 	if !*force {
@@ -133,6 +158,10 @@ func runClean(env *cliEnv, args []string) error {
 		}
 		for _, rel := range info.skipped {
 			fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is not a directory, a regular file or a symbolic link\n", progName, filepath.Join(shownDir, rel))
+		}
+		warnLeftOut(env, shownDir, info)
+		if err := refuseLeftOut(w, info, shownDir, arg, *leaveOutLarge); err != nil { // grown since the check
+			return withHint(errors.Unwrap(err), "the archive %s lacks it; the workspace %s is kept", relPath(env.projectRoot, info.path), shownDir)
 		}
 		fmt.Fprintf(env.stdout, "Archived workspace %s to %s (%s, %s)\n", w.Name, relPath(env.projectRoot, info.path), plural(info.files, "file"), byteSize(info.size))
 	}
@@ -179,4 +208,21 @@ func checkRemovable(env *cliEnv, w *workspace, archiveDir string) error {
 		return fmt.Errorf("workspace %s (%s) holds the archive directory %s", w.Name, w.Dir, archiveDir)
 	}
 	return nil
+}
+
+// refuseLeftOut refuses to clean workspace w (named arg) when its archive
+// info leaves a file out for its size, unless allowed
+// (--leave-out-large): the file would be lost.
+func refuseLeftOut(w *workspace, info *archiveInfo, shownDir, arg string, allowed bool) error {
+	if len(info.tooLarge) == 0 || allowed {
+		return nil
+	}
+	f := info.tooLarge[0]
+	more := ""
+	if len(info.tooLarge) > 1 {
+		more = fmt.Sprintf(" and %s", plural(len(info.tooLarge)-1, "more file"))
+	}
+	shown := filepath.Join(shownDir, f.rel)
+	return withHint(fmt.Errorf("not cleaning workspace %s: its archive would leave out %s (%s, %s)%s, lost with the workspace", w.Name, shown, byteSize(f.size), f.reason(info.limits), more),
+		"move it out of the workspace first, or clean without it: claude-iterate clean --leave-out-large %s", shellQuote(arg))
 }

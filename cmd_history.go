@@ -123,7 +123,11 @@ func runHistory(env *cliEnv, args []string) error {
 		skipped = n
 	}
 	if skipped > 0 {
-		fmt.Fprintf(env.stderr, "%s: warning: %s of %s skipped: not iteration records (a run that crashed mid-write?)\n", progName, plural(skipped, "line"), relPath(env.projectRoot, w.historyPath()))
+		size := "" // of lines too long, or through a hole: one may be gigabytes
+		if h.longBytes > 0 {
+			size = fmt.Sprintf(" (%s in lines over %d MiB or of NUL bytes)", byteSize(h.longBytes), maxHistoryLine>>20)
+		}
+		fmt.Fprintf(env.stderr, "%s: warning: %s of %s skipped%s: not iteration records (a run that crashed mid-write?)\n", progName, plural(skipped, "line"), relPath(env.projectRoot, w.historyPath()), size)
 	}
 	if shown == 0 && !*asJSON {
 		fmt.Fprintf(out, "No iterations recorded for %s yet.\n", w.Name)

@@ -97,8 +97,8 @@ package main
 // replacement mid-run. jsonfile.go is the tool's JSON files, logfile.go
 // the per-run log, gitignore.go keeps the runtime files out of git,
 // gitstate.go reads what the views show of a workspace's branch,
-// gitclean.go is clean's part for a worktree, archive.go and restore.go
-// are archives, template.go templates, session.go the agent CLI run on the
+// gitclean.go is clean's part for a worktree, archive.go, archivelimits.go
+// and restore.go are archives, template.go templates, session.go the agent CLI run on the
 // terminal for setup and edit, dryrun.go and mock.go the --dry-run mock
 // agent, testrun.go the test command and scripts, regexps.go the lazily
 // compiled expressions, build_other.go the refusal to build for another

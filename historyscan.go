@@ -10,7 +10,10 @@ package main
 //   - Reading forward goes a chunk at a time (historyChunk), its lines
 //     parsed in parallel (parseHistory); a line is a record or is skipped
 //     and counted, as when the file was read whole. A line longer than
-//     maxHistoryLine is skipped and counted without being held.
+//     maxHistoryLine is skipped and counted without being held, and so is
+//     a line running through a hole of the file (NULs it does not store:
+//     a sparse 2 GiB history took minutes to read), jumped, never read;
+//     their bytes are counted for the warning (longBytes).
 //   - The last N records (history --last N) are found from the end of the
 //     file, reading backward: what comes before them is never read, but
 //     for the rest of the run they begin (its totals), found the same way.
@@ -20,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 )
 
 // historyChunk is how much of a history is read and parsed at once.
@@ -34,6 +38,9 @@ const maxHistoryLine = 16 << 20
 type historyFileReader struct {
 	f    *os.File
 	size int64 // the file's length when opened
+	// longBytes are the bytes of the lines skipped for their length or a
+	// hole, by the stream that passed the most.
+	longBytes int64
 }
 
 // openHistoryReader opens the history at path for reading.
@@ -88,6 +95,9 @@ type historyStream struct {
 	next    int // the index in read of the next record
 	skipped int // lines that are not records, so far
 	err     error
+	// longBytes are the bytes of the lines skipped for their length or a
+	// hole, so far.
+	longBytes int64
 }
 
 // stream reads the records from offset from (the start of a line) to the
@@ -130,6 +140,17 @@ func (s *historyStream) fill() bool {
 		s.carry = 0
 		return true
 	}
+	if d := nextData(s.h.f, s.pos, s.end); d > s.pos {
+		// A hole: NULs, never a newline. The line it is in is no record.
+		if !s.long {
+			s.long = true
+			s.skipped++
+			s.addLong(int64(s.carry))
+		}
+		s.addLong(d - s.pos)
+		s.carry, s.pos = 0, d
+		return true // and on from d
+	}
 	want := s.carry + int(min(historyChunk, s.end-s.pos))
 	if cap(s.buf) < want {
 		nb := make([]byte, max(want, 2*cap(s.buf)))
@@ -147,12 +168,15 @@ func (s *historyStream) fill() bool {
 	if s.long {
 		i := bytes.IndexByte(buf, '\n')
 		if i < 0 {
+			s.addLong(int64(len(buf)))
 			s.carry = 0
 			return true // still in it
 		}
+		s.addLong(int64(i))
 		s.long, buf, fresh = false, buf[i+1:], 0
 	} else if i := bytes.IndexByte(buf[fresh:], '\n'); i >= 0 && fresh+i > maxHistoryLine {
 		s.skipped++ // an over-long line that ends here: not parsed
+		s.addLong(int64(fresh + i))
 		buf, fresh = buf[fresh+i+1:], 0
 	}
 	cut := bytes.LastIndexByte(buf[fresh:], '\n') + 1
@@ -162,10 +186,68 @@ func (s *historyStream) fill() bool {
 	s.read = s.parse(buf[:cut])
 	s.carry = copy(s.buf, buf[cut:]) // the records hold no bytes of buf
 	if s.carry > maxHistoryLine {
+		s.addLong(int64(s.carry))
 		s.carry, s.long = 0, true
 		s.skipped++
 	}
 	return true
+}
+
+// addLong counts n bytes of lines skipped for their length or a hole.
+func (s *historyStream) addLong(n int64) {
+	s.longBytes += n
+	s.h.longBytes = max(s.h.longBytes, s.longBytes)
+}
+
+// nextData returns the offset of f's first byte of data at or after off,
+// before end: past a hole (NULs the file system does not store), end when
+// the rest up to end is one; off when the system cannot tell.
+func nextData(f *os.File, off, end int64) int64 {
+	if off >= end {
+		return off
+	}
+	d, err := f.Seek(off, seekData) // the offset is unused: reads are ReadAt
+	if errors.Is(err, syscall.ENXIO) {
+		return end // no data after off
+	}
+	if err != nil || d < off {
+		return off
+	}
+	return min(d, end)
+}
+
+// holeBefore returns the start of the hole of f that ends at end (a run of
+// NULs the file system does not store, up to end), or end when the byte
+// before end is data or the system cannot tell.
+func holeBefore(f *os.File, end int64) int64 {
+	if end == 0 || nextData(f, end-1, end) < end {
+		return end
+	}
+	lo := end - 1 // [lo, end) is a hole
+	for step := int64(historyChunk); lo > 0; step *= 2 {
+		q := max(0, end-step)
+		if nextData(f, q, end) >= end {
+			lo = q
+			continue
+		}
+		// Data between q and lo: hop over it, and the holes between, to
+		// the hole that goes on to end.
+		for {
+			h, err := f.Seek(q, seekHole)
+			if err != nil || h < q || h >= lo {
+				return lo
+			}
+			d := nextData(f, h, end)
+			if d >= end {
+				return h
+			}
+			if d <= q {
+				return lo
+			}
+			q = d
+		}
+	}
+	return lo
 }
 
 // parse parses lines and counts those skipped.
@@ -259,6 +341,11 @@ func (h *historyFileReader) eachBefore(end int64, fn func(rec *iterationRecord, 
 			var nl []byte
 			held, long := stop, false // the line's bytes, without its newline
 			for base > 0 && nl == nil {
+				if o := holeBefore(h.f, base); o < base {
+					// NULs, never a newline: the line is no record.
+					long, pieces, base = true, nil, o
+					continue
+				}
 				buf, err := readBack()
 				if err != nil {
 					return err

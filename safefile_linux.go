@@ -11,3 +11,7 @@ import (
 func statModTime(st *syscall.Stat_t) time.Time {
 	return time.Unix(st.Mtim.Unix())
 }
+
+// seekData and seekHole are the whence of lseek for the next byte of data
+// and the next hole (a run of NULs the file system does not store).
+const seekData, seekHole = 3, 4 // SEEK_DATA, SEEK_HOLE

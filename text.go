@@ -284,15 +284,17 @@ func formatBytes(n int) string {
 	return fmt.Sprintf("%.1f KB", float64(n)/1024)
 }
 
-// byteSize shows a size in bytes, KiB or MiB.
+// byteSize shows a size in bytes, KiB, MiB or GiB.
 func byteSize(n int64) string {
 	switch {
 	case n < 1<<10:
 		return fmt.Sprintf("%d B", n)
 	case n < 1<<20:
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
 // andList is "a, b and c".
