@@ -291,16 +291,17 @@ func (t *configTarget) checkAgents(obj map[string]any, key, what string) error {
 	return nil
 }
 
-// configTargetOf is the layer the flags name.
+// configTargetOf is the layer the flags name. A broken config file is
+// reported by read when it is the target; one below the target (the
+// user's under the project's, both under a workspace's) is left out with
+// a warning, as every command that does not need it does.
 func configTargetOf(env *cliEnv, user bool, wsArg stringFlag) (*configTarget, error) {
-	userLayer, err := loadFileLayer(layerUser, userConfigPath())
-	if err != nil {
-		userLayer = nil // reported by read, if it is the target
-	}
+	projectLayer, userLayer, broken := baseLayersLenient(env.projectRoot)
 	projectPath := filepath.Join(env.projectRoot, projectConfigName)
-	projectLayer, err := loadFileLayer(layerProject, projectPath)
-	if err != nil {
-		projectLayer = nil
+	for _, b := range broken {
+		if !user && (wsArg.set || b.name == layerUser) {
+			warnConfig(env, b.err)
+		}
 	}
 	switch {
 	case user:
