@@ -225,12 +225,10 @@ func usageFlags(usage string) []string {
 	return out
 }
 
-// workspaceNames returns the names of the workspaces.
+// workspaceNames returns the names of the workspaces; a broken config
+// file is left out, without a word (a completion prints names only).
 func workspaceNames(env *cliEnv) []string {
-	dir, err := workspacesDir(env)
-	if err != nil {
-		return nil
-	}
+	dir, _ := workspacesDirLenient(env)
 	return namedWorkspaces(env.projectRoot, dir)
 }
 

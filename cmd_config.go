@@ -5,10 +5,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 )
@@ -75,8 +77,13 @@ Config files are JSON objects; keys may be nested or dotted:
   {"defaultDelay": 5, "claude": {"args": ["--model", "opus"]}}
 
 Any fault in a configuration file — invalid JSON, an unknown key, a value of
-the wrong type, a bad stop condition — is reported with the file, the
-position and the key, and exits with status 1, whatever command read it.
+the wrong type, a bad stop condition, a FIFO or a directory in its place —
+is reported with the file, the position and the key. The commands that
+need the settings (run, verify, init, setup, edit, archive restore) exit
+with status 1; every other one leaves the broken file out with a warning
+and goes on (answer always works). config shows the other layers, marks
+the broken file and exits 1; config get says that a key cannot be read
+unless a layer above the broken file sets it.
 
 Options:
   --json   print {"key": {"value": …, "source": …}, …} instead of a table
@@ -124,8 +131,11 @@ func runConfig(env *cliEnv, args []string) error {
 	if len(pos) == 1 {
 		wsArg = stringFlag{s: pos[0], set: true}
 	}
-	s, ws, err := effectiveSettings(env, wsArg)
+	s, ws, broken, err := effectiveSettings(env, wsArg)
 	if err != nil {
+		if berr := brokenError(broken); berr != nil {
+			warnConfig(env, berr) // the workspace was looked for without it
+		}
 		return err
 	}
 	if !*asJSON {
@@ -134,28 +144,69 @@ func runConfig(env *cliEnv, args []string) error {
 		}
 		fmt.Fprintln(env.stdout)
 	}
-	return printSettings(env.stdout, s, ws, *asJSON)
+	if err := printSettings(env.stdout, s, ws, broken, *asJSON); err != nil {
+		return err
+	}
+	return brokenError(broken)
+}
+
+// brokenError is the error of the config files left out (nil if none):
+// each one's fault, named by its file, with its hint; a file with none gets
+// configFixHint's.
+func brokenError(broken []brokenLayer) error {
+	var msgs []string
+	var hints []string
+	for _, b := range broken {
+		err := configFixHint(b.err, b.path)
+		var he *hintError
+		if errors.As(err, &he) {
+			msgs, hints = append(msgs, he.err.Error()), append(hints, he.hint)
+		} else {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	switch {
+	case len(msgs) == 0:
+		return nil
+	case len(hints) == 0:
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return withHint(errors.New(strings.Join(msgs, "; ")), "%s", strings.Join(hints, "; "))
 }
 
 // effectiveSettings resolves the configuration as a run would see it, less
-// its flags: of the workspace wsArg names, if set.
-func effectiveSettings(env *cliEnv, wsArg stringFlag) (*settings, *workspace, error) {
-	project, user, err := baseLayers(env.projectRoot)
-	if err != nil {
-		return nil, nil, err
-	}
+// its flags: of the workspace wsArg names, if set. A broken config file is
+// left out, and returned in broken, for the caller to say.
+func effectiveSettings(env *cliEnv, wsArg stringFlag) (*settings, *workspace, []brokenLayer, error) {
+	project, user, broken := baseLayersLenient(env.projectRoot)
 	layers := []*configLayer{envLayer()}
 	var ws *workspace
 	if wsArg.set {
 		base := resolveSettings(envLayer(), project, user)
+		var err error
 		ws, err = lookUpWorkspace(env, base.WorkspacesDir, wsArg.s)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, broken, err
 		}
 		layers = append(layers, ws.meta.configLayer)
 	}
 	layers = append(layers, project, user)
-	return resolveSettings(layers...), ws, nil
+	s := resolveSettings(layers...)
+	for _, b := range broken { // the layer list names them: printSettings
+		s.layers = append(s.layers, &configLayer{name: b.name, path: b.path})
+	}
+	sort.SliceStable(s.layers, func(i, j int) bool { return layerRank(s.layers[i].name) < layerRank(s.layers[j].name) })
+	return s, ws, broken, nil
+}
+
+// layerRank is how high a layer is: flag 0, env 1, ... default 5.
+func layerRank(name string) int {
+	for i, n := range []string{layerFlag, layerEnv, layerWorkspace, layerProject, layerUser} {
+		if n == name {
+			return i
+		}
+	}
+	return 5
 }
 
 // runConfigGet runs 'config get KEY': the key's effective value alone, for
@@ -176,9 +227,29 @@ func runConfigGet(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, _, err := effectiveSettings(env, wsArg)
+	s, _, broken, err := effectiveSettings(env, wsArg)
 	if err != nil {
+		if berr := brokenError(broken); berr != nil {
+			warnConfig(env, berr) // the workspace was looked for without it
+		}
 		return err
+	}
+	// A broken layer below the one the value came from changes nothing;
+	// one above it might set the key.
+	var above []brokenLayer
+	for _, b := range broken {
+		if layerRank(b.name) < layerRank(s.sources[key.name]) {
+			above = append(above, b)
+		} else {
+			warnConfig(env, b.err)
+		}
+	}
+	if berr := brokenError(above); berr != nil {
+		var he *hintError
+		if errors.As(berr, &he) {
+			return withHint(fmt.Errorf("%s cannot be read: %v", key.name, he.err), "%s", he.hint)
+		}
+		return fmt.Errorf("%s cannot be read: %v", key.name, berr)
 	}
 	v := jsonValue(key, s.values[key.name])
 	var out []byte
@@ -237,7 +308,9 @@ func wrapAt(w io.Writer) int {
 	return math.MaxInt32
 }
 
-func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
+// printSettings prints s, the settings of ws (if set) less the config
+// files in broken, whose layers it marks.
+func printSettings(w io.Writer, s *settings, ws *workspace, broken []brokenLayer, asJSON bool) error {
 	if asJSON {
 		type entry struct {
 			Value  any    `json:"value"`
@@ -280,6 +353,11 @@ func printSettings(w io.Writer, s *settings, ws *workspace, asJSON bool) error {
 		state := "found"
 		if _, err := os.Stat(l.path); err != nil {
 			state = "not found"
+		}
+		for _, b := range broken {
+			if b.name == l.name {
+				state = "broken: left out above"
+			}
 		}
 		for i, line := range wrapWidth(fmt.Sprintf("%s config: %s (%s)", l.name, l.path, state), wrapAt(w), wrapAt(w)-2, 0) {
 			fmt.Fprintln(w, strings.Repeat("  ", min(i, 1))+line) // a narrow output: at a slash, indented

@@ -291,16 +291,17 @@ func (t *configTarget) checkAgents(obj map[string]any, key, what string) error {
 	return nil
 }
 
-// configTargetOf is the layer the flags name.
+// configTargetOf is the layer the flags name. A broken config file is
+// reported by read when it is the target; one below the target (the
+// user's under the project's, both under a workspace's) is left out with
+// a warning, as every command that does not need it does.
 func configTargetOf(env *cliEnv, user bool, wsArg stringFlag) (*configTarget, error) {
-	userLayer, err := loadFileLayer(layerUser, userConfigPath())
-	if err != nil {
-		userLayer = nil // reported by read, if it is the target
-	}
+	projectLayer, userLayer, broken := baseLayersLenient(env.projectRoot)
 	projectPath := filepath.Join(env.projectRoot, projectConfigName)
-	projectLayer, err := loadFileLayer(layerProject, projectPath)
-	if err != nil {
-		projectLayer = nil
+	for _, b := range broken {
+		if !user && (wsArg.set || b.name == layerUser) {
+			warnConfig(env, b.err)
+		}
 	}
 	switch {
 	case user:
@@ -369,24 +370,38 @@ func (t *configTarget) lock(making bool, wsArg string) (release func(), missing 
 }
 
 // linkHint adds to err, when the layer's file is a symbolic link (a
-// dotfile manager's), how to go on: the one writer never writes through a
-// link, so the file it leads to is edited by hand, or the link replaced by
-// a copy; a link that leads to no file is removed.
-func (t *configTarget) linkHint(err error) error {
-	target, lerr := os.Readlink(t.path)
+// dotfile manager's), how to go on (linkFixHint).
+func (t *configTarget) linkHint(err error) error { return linkFixHint(err, t.path, t.shown) }
+
+// linkFixHint adds to err, when the file at path (shown as shown) is a
+// symbolic link, how to go on: the one writer never writes through a
+// link, so a regular file it leads to (within the config cap) is edited by
+// hand, or the link replaced by a copy; a link that leads to no file, or
+// to anything else (a device, whose copy would fill the disk; a directory,
+// which cp refuses), is removed. The same for every layer.
+func linkFixHint(err error, path, shown string) error {
+	target, lerr := os.Readlink(path)
 	if lerr != nil {
 		return err
 	}
 	if !filepath.IsAbs(target) { // relative to the link's directory
-		target = filepath.Join(filepath.Dir(t.path), target)
+		target = filepath.Join(filepath.Dir(path), target)
 	}
-	if _, serr := os.Stat(t.path); serr != nil { // dangling (or a loop): nothing to edit or copy
+	fi, serr := os.Stat(path)
+	switch {
+	case serr != nil: // dangling (or a loop): nothing to edit or copy
 		return withHint(err, "config set never writes through a symbolic link, and this one leads to no file: %s removes it, then set again",
-			removeCommand(t.path, t.shown))
+			removeCommand(path, shown))
+	case !fi.Mode().IsRegular():
+		return withHint(err, "config set never writes through a symbolic link, and this one leads to %s, %s, not a regular file: %s removes the link (not %s), then set again",
+			target, fileKind(fi), removeCommand(path, shown), target)
+	case fi.Size() > configCap:
+		return withHint(err, "config set never writes through a symbolic link, and this one leads to %s, larger than %s: %s removes the link (not %s), then set again",
+			target, sizeText(configCap), removeCommand(path, shown), target)
 	}
-	copied := shellQuote(t.shown + ".copy")
+	copied := shellQuote(shown + ".copy")
 	return withHint(err, "config set never writes through a symbolic link: edit %s itself, or replace the link by a copy of it (cp %s %s && mv %s %s), then set again",
-		target, shellQuote(target), copied, copied, shellQuote(t.shown))
+		target, shellQuote(target), copied, copied, shellQuote(shown))
 }
 
 // read returns the layer's keys as a JSON object, refusing a file that
@@ -425,7 +440,13 @@ func (t *configTarget) write(obj map[string]any, create bool) error {
 	}
 	if t.ws != nil {
 		if err := checkWritable(settingsPath(t.ws), t.ws.metadataPath()); err != nil {
-			return fmt.Errorf("%w; nothing was changed", err)
+			err = fmt.Errorf("%w; nothing was changed", err)
+			for _, p := range []string{settingsPath(t.ws), t.ws.metadataPath()} {
+				if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+					return linkFixHint(err, p, filepath.Join(filepath.Dir(t.shown), filepath.Base(p)))
+				}
+			}
+			return err
 		}
 		t.ws.meta.Config = obj
 		if len(obj) == 0 {

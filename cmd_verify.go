@@ -121,6 +121,12 @@ func runVerify(env *cliEnv, args []string) error {
 		return usagef("invalid value %q for flag --depth: %v", depth, err)
 	}
 	sigs := catchSignals()
+	// The settings first: verify needs them, and refuses a broken config
+	// file (finding the workspace would only warn about it).
+	project, user, err := baseLayers(env.projectRoot)
+	if err != nil {
+		return err
+	}
 	w, err := workspaceFromArgs(env, pos)
 	if err != nil {
 		return err
@@ -135,10 +141,6 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	defer lock.release()
 	lock.markEnvironment()
-	project, user, err := baseLayers(env.projectRoot)
-	if err != nil {
-		return err
-	}
 	flags := &configLayer{name: layerFlag, values: map[string]any{}}
 	if o.claude.set {
 		flags.values["claude.command"] = o.claude.s

@@ -95,11 +95,7 @@ func runWatch(env *cliEnv, args []string) error {
 		}
 		fmt.Fprintf(env.stderr, "%s: watching the dry run of %s (pid %d), %s: the workspace is left unchanged\n", progName, w.Name, pid, scratchOf(e))
 	}
-	if pid == 0 && warn != nil {
-		// Nothing to watch: the broken file is the news.
-		return warn
-	}
-	warnConfig(env, warn)
+	warnConfig(env, warn) // as every command that does not need the settings
 	if pid == 0 {
 		fmt.Fprintf(env.stderr, "%s: no run of %s in progress\n", progName, w.Name)
 		if last := lastEnding(w); last != "" {

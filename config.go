@@ -316,17 +316,54 @@ func loadFileLayer(name, path string) (*configLayer, error) {
 	return l, nil
 }
 
-// baseLayers loads the user and project layers.
+// baseLayers loads the user and project layers, for a command that needs
+// the settings (run, verify, init, setup, edit): a broken file is an error,
+// with a hint (configFixHint).
 func baseLayers(projectRoot string) (project, user *configLayer, err error) {
 	user, err = loadFileLayer(layerUser, userConfigFile())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, configFixHint(err, userConfigPath())
 	}
-	project, err = loadFileLayer(layerProject, filepath.Join(projectRoot, projectConfigName))
+	projectPath := filepath.Join(projectRoot, projectConfigName)
+	project, err = loadFileLayer(layerProject, projectPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, configFixHint(err, projectPath)
 	}
 	return project, user, nil
+}
+
+// configFixHint adds to err, a fault in the config file at path that has
+// no hint of its own (a typo: a FIFO or an oversized file has one), what
+// to do: fix it, or move it aside to go on without it.
+func configFixHint(err error, path string) error {
+	var he *hintError
+	if errors.As(err, &he) {
+		return err
+	}
+	return withHint(err, "fix it, or move it aside to go on without it: mv %s %s", shellQuote(path), shellQuote(path+".broken"))
+}
+
+// brokenLayer is a config file a lenient command left out: the layer's
+// name, its file and why it cannot be read.
+type brokenLayer struct {
+	name, path string
+	err        error
+}
+
+// baseLayersLenient is baseLayers for the commands that do not need the
+// settings: a broken file is left out (its layer nil) and returned in
+// broken, the project's first.
+func baseLayersLenient(projectRoot string) (project, user *configLayer, broken []brokenLayer) {
+	load := func(name, path string) *configLayer {
+		l, err := loadFileLayer(name, path)
+		if err != nil {
+			broken = append(broken, brokenLayer{name, path, err})
+		}
+		return l
+	}
+	project = load(layerProject, filepath.Join(projectRoot, projectConfigName))
+	user = load(layerUser, userConfigPath())
+	return project, user, broken
 }
 
 // envLayer holds the keys set by environment variables.

@@ -28,15 +28,17 @@ func lookUpFromArgs(env *cliEnv, pos []string) (*workspace, error) {
 }
 
 // workspaceFromArgsWith is workspaceFromArgs, opening a named workspace
-// with open.
+// with open. Finding a workspace needs no setting but workspacesDir, so a
+// broken config file is left out with a warning (workspacesDirLenient), as
+// status does: answer, history, logs, reset, clean, archive, template and
+// merge work whatever a typo says. A command that needs the settings (run,
+// verify) reads them first (baseLayers), and refuses.
 func workspaceFromArgsWith(env *cliEnv, pos []string, open func(*cliEnv, string, string) (*workspace, error)) (*workspace, error) {
 	if len(pos) == 0 || ralphDot(env, pos[0]) {
 		return ralphFromArgs(env)
 	}
-	dir, err := workspacesDir(env)
-	if err != nil {
-		return nil, err
-	}
+	dir, warn := workspacesDirLenient(env)
+	warnConfig(env, warn)
 	return open(env, dir, pos[0])
 }
 
@@ -143,24 +145,17 @@ type noRalphError struct{ usageError }
 
 func (e *noRalphError) Unwrap() []error { return []error{&e.usageError, os.ErrNotExist} }
 
-// workspacesDirLenient is workspacesDir for the commands that only look at
-// a workspace or stop its run (status, list, watch, stop): a broken config
-// file must not lock the user out of a live run, so it is left out, and
+// workspacesDirLenient is workspacesDir for the commands that find an
+// existing workspace (all but run, verify, init, setup, edit and archive
+// restore, which need the settings): a broken config file must not lock
+// the user out of a workspace or a live run, so it is left out, and
 // returned as warn, for a warning.
 func workspacesDirLenient(env *cliEnv) (dir string, warn error) {
-	layers := []*configLayer{envLayer()}
-	for _, f := range []struct{ name, path string }{
-		{layerProject, filepath.Join(env.projectRoot, projectConfigName)},
-		{layerUser, userConfigPath()},
-	} {
-		l, err := loadFileLayer(f.name, f.path)
-		if err != nil {
-			warn = errors.Join(warn, err)
-			continue
-		}
-		layers = append(layers, l)
+	project, user, broken := baseLayersLenient(env.projectRoot)
+	for _, b := range broken {
+		warn = errors.Join(warn, b.err)
 	}
-	return resolveSettings(layers...).WorkspacesDir, warn
+	return resolveSettings(envLayer(), project, user).WorkspacesDir, warn
 }
 
 // warnConfig prints the warning about a broken config file that a lenient
