@@ -53,6 +53,9 @@ func runStop(env *cliEnv, args []string) error {
 	shown := relPath(env.projectRoot, path)
 	byHand := "touch " + shellQuote(shown)
 	if err := checkStopPath(path); err != nil {
+		if pid := w.runningPID(); pid != 0 && !*cancel {
+			return stopBlocked(err, path, shown, pid, "ask again: "+stopCommand(pos))
+		}
 		return withHint(err, "remove it yourself, then try again, or stop the run by hand: %s; %s", removeCommand(path, shown), byHand)
 	}
 	dry := dryRunOnly(w)
@@ -88,7 +91,7 @@ func runStop(env *cliEnv, args []string) error {
 func cancelStop(env *cliEnv, w *workspace, label, path, shown string, dry []runEntry) error {
 	removed, err := removeStopFile(path)
 	if err != nil {
-		return withHint(err, "remove it by hand: rm %s", shellQuote(shown))
+		return withHint(err, "remove it by hand: %s", removeCommand(path, shown))
 	}
 	if removed {
 		fmt.Fprintf(env.stdout, "Stop request cancelled for workspace: %s\n", label)
