@@ -275,7 +275,7 @@ func (r *runner) useAgent(i int, why string) {
 	r.log.printf("[agent changed: %s]", msg)
 	r.log.Flush()
 	if i != 0 {
-		r.live.limitReached(msg)
+		r.live.limitReached(msg, time.Now()) // retried at once
 	}
 }
 
@@ -541,7 +541,7 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 	until := now.Add(d)
 	resetText, msg, countdown := limitWaitWords(now, reset, until)
 	r.con.noticef("%s", msg)
-	r.live.limitReached(msg)
+	r.live.limitReached(msg, until)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
 	r.log.Flush()
 	lastPlain := time.Now()
