@@ -17,7 +17,8 @@ const stopUsage = `Usage: claude-iterate stop [<workspace>] [--cancel]
 Asks the run of a workspace to stop after its current iteration, by creating
 <workspace>/.stop (the same as pressing s in the run's terminal, or touch-ing
 the file). The run ends with "stopped: stop requested (file)", exit 0, and
-deletes the file. If no run is going on, the next run stops after its first
+deletes the file; a run waiting between iterations (the delay, a usage
+limit's reset) stops at once. If no run is going on, the next run stops after its first
 iteration; but if the last run was killed (kill -9) and left processes of
 its agent running, stop ends them instead, as the next run would. Without <workspace>, stops the ralph-mode run ('run --prompt') of
 the current directory.
@@ -53,6 +54,9 @@ func runStop(env *cliEnv, args []string) error {
 	shown := relPath(env.projectRoot, path)
 	byHand := "touch " + shellQuote(shown)
 	if err := checkStopPath(path); err != nil {
+		if pid := w.runningPID(); pid != 0 && !*cancel {
+			return stopBlocked(err, path, shown, pid, "ask again: "+stopCommand(pos))
+		}
 		return withHint(err, "remove it yourself, then try again, or stop the run by hand: %s; %s", removeCommand(path, shown), byHand)
 	}
 	dry := dryRunOnly(w)
@@ -72,13 +76,29 @@ func runStop(env *cliEnv, args []string) error {
 		return withHint(err, "stop the run by hand: %s", byHand)
 	}
 	fmt.Fprintf(env.stdout, "Stop signal sent to workspace: %s\n", label)
-	if w.runningPID() != 0 {
-		fmt.Fprintf(env.stdout, "Workspace will stop after current iteration completes\n")
+	if pid := w.runningPID(); pid != 0 {
+		fmt.Fprintf(env.stdout, "%s\n", stopWhen(pid, w.statePath()))
 	} else {
 		fmt.Fprintf(env.stdout, "No run is going on: the next run will stop after its first iteration\n")
 	}
 	fmt.Fprintf(env.stdout, "\nTo cancel: %s (or rm %s)\n", cancelCommand(pos), shellQuote(shown))
 	return nil
+}
+
+// stopWhen says when the run of pid, whose state file is state, stops
+// once asked: a wait between iterations (the delay, a usage limit's) ends
+// at once, with no other iteration; an iteration is let finish.
+func stopWhen(pid int, state string) string {
+	st, err := readRunState(state)
+	if err == nil && st.PID == pid && !st.Ended {
+		switch st.Phase {
+		case phaseLimit:
+			return "The run is waiting for a usage limit's reset: the wait ends and the run stops now, without retrying the iteration"
+		case phaseDelay:
+			return "The run is waiting between iterations: the wait ends and the run stops now"
+		}
+	}
+	return "Workspace will stop after current iteration completes"
 }
 
 // cancelStop withdraws the stop requests of the workspace w, whose stop
@@ -88,7 +108,7 @@ func runStop(env *cliEnv, args []string) error {
 func cancelStop(env *cliEnv, w *workspace, label, path, shown string, dry []runEntry) error {
 	removed, err := removeStopFile(path)
 	if err != nil {
-		return withHint(err, "remove it by hand: rm %s", shellQuote(shown))
+		return withHint(err, "remove it by hand: %s", removeCommand(path, shown))
 	}
 	if removed {
 		fmt.Fprintf(env.stdout, "Stop request cancelled for workspace: %s\n", label)

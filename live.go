@@ -470,14 +470,15 @@ func (l *live) waitToDeadline() {
 	l.mu.Unlock()
 }
 
-// limitReached: the run waits for a usage limit's reset; msg says until
-// when.
-func (l *live) limitReached(msg string) {
+// limitReached: the run waits for a usage limit's reset until until, as
+// msg says.
+func (l *live) limitReached(msg string, until time.Time) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
-	l.st.Phase = phaseLimit
+	// The wait's end with its phase: never a wait "in 0s" (tryout5).
+	l.st.Phase, l.st.WaitUntil = phaseLimit, until
 	l.st.Activity = activity{}
 	l.dirty, l.redraw = true, true
 	l.mu.Unlock()

@@ -131,6 +131,7 @@ func (r *runner) startLive() {
 		r.showStopState(source)
 		r.live.stopChanged(source)
 	}
+	r.stop.blocked = r.warnStopBlocked
 	// Without a panel to keep current or notifications to send, nothing
 	// is shown between an iteration's start and end.
 	quiet := !r.con.panelWanted() && !r.live.notifies() && !r.live.beatsFasterThan(quietPollEvery)
@@ -274,7 +275,7 @@ func (r *runner) useAgent(i int, why string) {
 	r.log.printf("[agent changed: %s]", msg)
 	r.log.Flush()
 	if i != 0 {
-		r.live.limitReached(msg)
+		r.live.limitReached(msg, time.Now()) // retried at once
 	}
 }
 
@@ -540,7 +541,7 @@ func (r *runner) waitForLimit(reset time.Time) *ending {
 	until := now.Add(d)
 	resetText, msg, countdown := limitWaitWords(now, reset, until)
 	r.con.noticef("%s", msg)
-	r.live.limitReached(msg)
+	r.live.limitReached(msg, until)
 	r.log.printf("[usage limit reached: resets at %s; waiting until %s]", resetText, logTime(until))
 	r.log.Flush()
 	lastPlain := time.Now()

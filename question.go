@@ -167,8 +167,12 @@ func forgetQuestions(w *workspace) (string, error) {
 	return "question\t" + strings.Join(was, ", ") + " → none", nil
 }
 
-// readAnswer reads the answer file; nil if there is none.
+// readAnswer reads the answer file; nil if there is none. A symbolic link
+// there is no answer, never read through: the answer command writes none.
 func readAnswer(w *workspace) (*pendingAnswer, error) {
+	if li, err := os.Lstat(w.answerPath()); err == nil && li.Mode()&os.ModeSymlink != 0 {
+		return nil, &os.PathError{Op: "read", Path: w.answerPath(), Err: notRegularAt(w.answerPath(), li)}
+	}
 	data, err := readRegularFile(w.answerPath(), maxAnswerJSON)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -183,6 +187,41 @@ func readAnswer(w *workspace) (*pendingAnswer, error) {
 	return &a, nil
 }
 
+// dropBadAnswer removes what sits at the answer file's path and is no
+// answer (err, readAnswer's, says why), saying so in one warning line: a
+// link is removed itself, its target never read, and a FIFO, a device or a
+// directory is never read (tryout5: they went without a word). One it
+// cannot remove (a directory with files in it) is said once, with the
+// command that removes it.
+func (d *questionDesk) dropBadAnswer(err error) {
+	path := d.ws.answerPath()
+	what, read := fmt.Sprintf("%v, not an answer", err), ""
+	if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+		kind := fileKind(fi)
+		if target, lerr := os.Readlink(path); lerr == nil {
+			kind += " to " + target
+		}
+		what, read = fmt.Sprintf("%s is %s, not an answer", path, kind), ", not read"
+	}
+	rerr := os.Remove(path)
+	switch {
+	case rerr == nil || errors.Is(rerr, os.ErrNotExist):
+		d.badTold = ""
+		d.con.errorf("warning: %s: removed%s", what, read)
+		d.log.printf("WARNING: %s: removed%s", what, read)
+		return
+	}
+	msg := fmt.Sprintf("%s: not read, and not removed (%v); remove it: %s", what, unwrapPathError(rerr), removeCommand(path, path))
+	if read == "" {
+		msg = fmt.Sprintf("%s: not removed (%v); remove it: %s", what, unwrapPathError(rerr), removeCommand(path, path))
+	}
+	if msg != d.badTold {
+		d.badTold = msg
+		d.con.errorf("warning: %s", msg)
+		d.log.printf("WARNING: %s", msg)
+	}
+}
+
 // questionDesk takes the agent's questions and the user's answers for a
 // run.
 type questionDesk struct {
@@ -194,6 +233,7 @@ type questionDesk struct {
 	onQuestion string
 	save       func() // saves the metadata
 	busyTold   bool   // the lock of ANSWERS.md was found held, and said so
+	badTold    string // the warning about a bad answer file it could not remove
 }
 
 // note records the question the iteration asked (e) as pending, and
@@ -286,8 +326,7 @@ func (d *questionDesk) take() bool {
 	defer unlock()
 	a, err := readAnswer(d.ws)
 	if err != nil {
-		d.con.errorf("warning: reading the answer: %v", unwrapPathError(err))
-		os.Remove(d.ws.answerPath())
+		d.dropBadAnswer(err)
 		return false
 	}
 	if a == nil {

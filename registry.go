@@ -197,6 +197,19 @@ func validRunID(id string) bool {
 	return true
 }
 
+// registryReadError is the error of reading the registry dir, for ps,
+// watch --all and serve: something that is no directory there (a FIFO, a
+// file) is named, with the command that removes it (tryout5), never
+// removed here.
+func registryReadError(dir string, err error) error {
+	fi, lerr := os.Lstat(dir)
+	if lerr != nil || fi.IsDir() {
+		return fmt.Errorf("reading the registry of runs %s: %w", dir, unwrapPathError(err))
+	}
+	return withHint(fmt.Errorf("reading the registry of runs %s: not a directory (%s)", dir, fileKind(fi)),
+		"it is where the runs going on are listed: remove it (%s); the next run makes the directory again", removeCommand(dir, dir))
+}
+
 // liveEntries reads the registry: the live runs' entries, sorted by
 // name. A dead entry (its process gone, or its pid another process's now)
 // is removed; a file that is not an entry is left alone. known caches the
@@ -212,7 +225,7 @@ func liveEntries(known map[string]runEntry) ([]runEntry, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the registry of runs %s: %w", dir, unwrapPathError(err))
+		return nil, registryReadError(dir, err)
 	}
 	var out []runEntry
 	seen := map[string]bool{}

@@ -232,7 +232,7 @@ func (v runView) requestStop() error {
 	confineWrites(v.entry.Dir)
 	path := filepath.Join(v.entry.StateDir, stopFile)
 	if err := checkStopPath(path); err != nil {
-		return err
+		return stopBlocked(err, path, path, v.PID, "ask again")
 	}
 	return writeStopRequest(path)
 }

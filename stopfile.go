@@ -7,13 +7,15 @@ package main
 // followed through a symbolic link, and the run deletes it when it ends.
 // Anything there but a regular file (a symbolic link, dangling or not, a
 // FIFO, a directory) is no request: it is an error naming the path and what
-// is there, never removed by the tool.
+// is there, never removed by the tool; a run that finds one there says so
+// once, as 'stop' cannot reach it while it is there.
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -100,6 +102,11 @@ type stopRequest struct {
 	lastPoll time.Time
 	// changed is told of every change, to show and log it.
 	changed func(source string)
+	// blocked is told, once each time it appears, of something at path
+	// that is no stop request (a directory, a FIFO, a link): while it is
+	// there, 'claude-iterate stop' cannot reach the run (tryout5).
+	blocked     func(err error)
+	blockedSeen bool
 }
 
 // poll notices the stop file appearing or disappearing, at most once per
@@ -109,13 +116,55 @@ func (s *stopRequest) poll(now bool) {
 		return
 	}
 	s.lastPoll = time.Now()
-	exists := stopFileExists(s.path) && s.ours()
+	fi, err := os.Lstat(s.path)
+	s.noticeBlocked(err == nil && !isStopRequest(fi))
+	exists := err == nil && isStopRequest(fi) && s.ours()
 	switch {
 	case exists && s.source == "":
 		s.set(stopByFile)
 	case !exists && s.source == stopByFile:
 		s.set("")
 	}
+}
+
+// noticeBlocked tells blocked of something that is no stop request at the
+// stop file's path (there), the first time it is seen there.
+func (s *stopRequest) noticeBlocked(there bool) {
+	if !there || !s.ours() {
+		s.blockedSeen = false
+		return
+	}
+	if s.blockedSeen {
+		return
+	}
+	s.blockedSeen = true
+	if err := checkStopPath(s.path); err != nil && s.blocked != nil {
+		s.blocked(err)
+	}
+}
+
+// warnStopBlocked says, once, that what sits at the run's stop file (err
+// names it) keeps 'claude-iterate stop' from reaching the run, how to
+// remove it, and what stops the run meanwhile. It is never removed here:
+// the agent or the user made it.
+func (r *runner) warnStopBlocked(err error) {
+	meanwhile := "Ctrl+C in its terminal or kill -INT " + strconv.Itoa(os.Getpid())
+	if r.sup.kb != nil {
+		meanwhile = "s or Ctrl+C here"
+	}
+	shown := relPath(r.env.projectRoot, r.ws.stopPath())
+	r.con.errorf("warning: %v: %s cannot reach this run while it is there", err, wsCommand(r.ws, "stop"))
+	r.con.errorf("hint: remove it (%s), then stop works again; meanwhile %s still stop the run", removeCommand(r.ws.stopPath(), shown), meanwhile)
+	r.log.printf("WARNING: %v: stop requests by file cannot reach this run while it is there", err)
+}
+
+// stopBlocked is the error of a stop asked while err's thing that is no
+// stop request sits at the stop file's path (shown as shown) and the run
+// of pid goes on: it cannot be reached by file until that is removed;
+// again is what to do then. Nothing is removed here.
+func stopBlocked(err error, path, shown string, pid int, again string) error {
+	err = fmt.Errorf("%w: the run going on (pid %d) cannot be asked to stop by file while it is there", err, pid)
+	return withHint(err, "remove it yourself (%s), then %s; meanwhile s or Ctrl+C in the run's terminal still stop it", removeCommand(path, shown), again)
 }
 
 // key handles a key press: s or S toggles the request, cancelling a file's
