@@ -131,7 +131,7 @@ func (r *runner) startLive() {
 		r.showStopState(source)
 		r.live.stopChanged(source)
 	}
-	r.stop.blocked = r.warnStopBlocked
+	r.stop.blocked = stopBlockedWarning(r.con, r.log, r.sup, r.ws, r.env.projectRoot)
 	// Without a panel to keep current or notifications to send, nothing
 	// is shown between an iteration's start and end.
 	quiet := !r.con.panelWanted() && !r.live.notifies() && !r.live.beatsFasterThan(quietPollEvery)

@@ -143,19 +143,22 @@ func (s *stopRequest) noticeBlocked(there bool) {
 	}
 }
 
-// warnStopBlocked says, once, that what sits at the run's stop file (err
-// names it) keeps 'claude-iterate stop' from reaching the run, how to
-// remove it, and what stops the run meanwhile. It is never removed here:
-// the agent or the user made it.
-func (r *runner) warnStopBlocked(err error) {
-	meanwhile := "Ctrl+C in its terminal or kill -INT " + strconv.Itoa(os.Getpid())
-	if r.sup.kb != nil {
-		meanwhile = "s or Ctrl+C here"
+// stopBlockedWarning is what a run says, once, when what sits at its stop
+// file (err names it) keeps 'claude-iterate stop' from reaching it: how to
+// remove it, and what stops the run meanwhile (s and Ctrl+C when sup
+// reads the keyboard). It is never removed here: the agent or the user
+// made it.
+func stopBlockedWarning(con *console, log *runLog, sup *supervisor, ws *workspace, root string) func(err error) {
+	return func(err error) {
+		meanwhile := "Ctrl+C in its terminal or kill -INT " + strconv.Itoa(os.Getpid())
+		if sup.kb != nil {
+			meanwhile = "s or Ctrl+C here"
+		}
+		shown := relPath(root, ws.stopPath())
+		con.errorf("warning: %v: %s cannot reach this run while it is there", err, wsCommand(ws, "stop"))
+		con.errorf("hint: remove it (%s), then stop works again; meanwhile %s still stop the run", removeCommand(ws.stopPath(), shown), meanwhile)
+		log.printf("WARNING: %v: stop requests by file cannot reach this run while it is there", err)
 	}
-	shown := relPath(r.env.projectRoot, r.ws.stopPath())
-	r.con.errorf("warning: %v: %s cannot reach this run while it is there", err, wsCommand(r.ws, "stop"))
-	r.con.errorf("hint: remove it (%s), then stop works again; meanwhile %s still stop the run", removeCommand(r.ws.stopPath(), shown), meanwhile)
-	r.log.printf("WARNING: %v: stop requests by file cannot reach this run while it is there", err)
 }
 
 // stopBlocked is the error of a stop asked while err's thing that is no
