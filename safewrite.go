@@ -388,14 +388,14 @@ func (d *writeDir) holds(name string, f *os.File) bool {
 // Write writes to the temporary file.
 func (t *tempFile) Write(p []byte) (int, error) { return t.f.Write(p) }
 
-// commit closes the file and gives it the name of path (in the same
-// directory), replacing a regular file there; anything else there is
-// refused.
+// commit gives the file the name of path (in the same directory),
+// replacing a regular file there (anything else there is refused), then
+// closes it. The file stays open, and so locked, until it has its name:
+// closed before, another process's sweep would take it for a stale one
+// and remove it under the rename (two runs starting at once lost a
+// registry entry that way).
 func (t *tempFile) commit(path string) error {
 	name := filepath.Base(path)
-	if err := t.f.Close(); err != nil {
-		return err
-	}
 	if fi, err := t.d.root.Lstat(name); err == nil && !fi.Mode().IsRegular() {
 		return &fs.PathError{Op: "write", Path: path, Err: notRegularAt(path, fi)}
 	}
@@ -403,8 +403,9 @@ func (t *tempFile) commit(path string) error {
 		return &fs.PathError{Op: "write", Path: path, Err: unwrapPathError(err)}
 	}
 	t.done = true
+	err := t.f.Close()
 	t.d.close()
-	return nil
+	return err
 }
 
 // discard removes the temporary file unless it was committed.

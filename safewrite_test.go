@@ -152,3 +152,48 @@ func TestWriterSweep(t *testing.T) {
 		t.Errorf("the directory holds %d files; want 3 (no temporary file of the write left)", len(entries))
 	}
 }
+
+// TestTempFileKeptUntilNamed: a temporary file stays locked until it has
+// its name, so that another process's sweep (here a goroutine's, through
+// a descriptor of its own: flock's locks are per open file) never takes
+// it for a stale one and removes it under the rename. Closed before the
+// rename, some of these commits failed with "no such file or directory"
+// (two runs starting at once lost a registry entry that way).
+func TestTempFileKeptUntilNamed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "entry.json")
+	for i := range 300 {
+		tf, err := newTempFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tf.Write([]byte("{}\n")); err != nil {
+			t.Fatal(err)
+		}
+		sweeper, err := openWriteDir(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		swept := make(chan struct{})
+		go func() {
+			defer close(swept)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					sweeper.removeStale(tf.name)
+				}
+			}
+		}()
+		err = tf.commit(path)
+		close(stop)
+		<-swept
+		sweeper.close()
+		tf.discard()
+		if err != nil {
+			t.Fatalf("commit %d beside a sweep: %v", i, err)
+		}
+	}
+}
