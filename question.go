@@ -168,12 +168,10 @@ func forgetQuestions(w *workspace) (string, error) {
 }
 
 // readAnswer reads the answer file; nil if there is none. A symbolic link
-// there is no answer, never read through: the answer command writes none.
+// there is no answer, never read through (readOwnFile): the answer command
+// writes none.
 func readAnswer(w *workspace) (*pendingAnswer, error) {
-	if li, err := os.Lstat(w.answerPath()); err == nil && li.Mode()&os.ModeSymlink != 0 {
-		return nil, &os.PathError{Op: "read", Path: w.answerPath(), Err: notRegularAt(w.answerPath(), li)}
-	}
-	data, err := readRegularFile(w.answerPath(), maxAnswerJSON)
+	data, err := readOwnFile(w.answerPath(), maxAnswerJSON)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
