@@ -257,3 +257,22 @@ func TestHistoryFit(t *testing.T) {
 		t.Errorf("fit(71) of a row of 72: hidden %v, widths %v; want none hidden, RESULT 9, TOOLS 10", s.hidden, s.widths)
 	}
 }
+
+// TestSameDay pins when the history table dates a row: the same day of
+// another year, or the next day, is not the day the run started.
+func TestSameDay(t *testing.T) {
+	noon := time.Date(2026, 3, 5, 12, 0, 0, 0, time.Local)
+	for _, tc := range []struct {
+		b    time.Time
+		want bool
+	}{
+		{noon.Add(time.Hour), true},
+		{noon.AddDate(1, 0, 0), false},
+		{noon.AddDate(0, 0, 1), false},
+		{noon.AddDate(0, 1, 0), false},
+	} {
+		if got := sameDay(noon, tc.b); got != tc.want {
+			t.Errorf("sameDay(%v, %v) = %v, want %v", noon, tc.b, got, tc.want)
+		}
+	}
+}
