@@ -276,3 +276,53 @@ func TestSameDay(t *testing.T) {
 		}
 	}
 }
+
+// TestShowChart pins the chart under a run's table: the bars and maxima of
+// time and cost (≈ when the largest cost was estimated), the progress drawn
+// against the whole task and kept through a record that does not say, and
+// the note when only the last iterations fit.
+func TestShowChart(t *testing.T) {
+	rec := func(ms int64, cost float64, est bool, done, total int) *iterationRecord {
+		r := &iterationRecord{DurationMS: ms, CostUSD: cost, CostEstimated: est}
+		if total >= 0 {
+			r.Progress = &progressRep{Completed: done, Total: total}
+		}
+		return r
+	}
+	recs := []*iterationRecord{
+		rec(1000, 0.01, false, 1, 4),
+		rec(4000, 0.04, true, 2, 4),
+		rec(2000, 0.04, false, 0, -1), // says nothing: progress kept
+		rec(3000, 0.02, false, 0, 0),  // a total of 0: progress kept
+		rec(2000, 0.02, false, 4, 4),
+	}
+	for _, tc := range []struct {
+		bars int
+		want string
+	}{
+		{5, "  time      ▃█▅▆▅  max 4s\n" +
+			"  cost      ▃██▅▅  max ≈$0.0400\n" +
+			"  progress  ▃▅▅▅█  1/4 → 4/4\n"},
+		{4, "  time      █▅▆▅  max 4s (the last 4 iterations)\n" +
+			"  cost      ██▅▅  max ≈$0.0400\n" +
+			"  progress  ▅▅▅█  2/4 → 4/4\n"},
+	} {
+		var b strings.Builder
+		showChart(&b, recs, tc.bars, 0)
+		if b.String() != tc.want {
+			t.Errorf("bars %d:\n%s\nwant:\n%s", tc.bars, b.String(), tc.want)
+		}
+	}
+	// The largest cost not estimated, an equal estimated one before it:
+	// still ≈ (either may be the one shown).
+	var b strings.Builder
+	showChart(&b, []*iterationRecord{rec(1000, 0.05, true, 0, -1), rec(1000, 0.05, false, 0, -1)}, 5, 0)
+	if !strings.Contains(b.String(), "max ≈$0.0500") || strings.Contains(b.String(), "progress") {
+		t.Errorf("equal costs, the first estimated:\n%s", b.String())
+	}
+	b.Reset()
+	showChart(&b, []*iterationRecord{rec(1000, 0.05, true, 0, -1), rec(1000, 0.07, false, 0, -1)}, 5, 0)
+	if !strings.Contains(b.String(), "max $0.0700") {
+		t.Errorf("a larger cost not estimated after an estimated one:\n%s", b.String())
+	}
+}
