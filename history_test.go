@@ -294,7 +294,7 @@ func TestShowChart(t *testing.T) {
 		rec(4000, 0.04, true, 2, 4),
 		rec(2000, 0.04, false, 0, -1), // says nothing: progress kept
 		rec(3000, 0.02, false, 0, 0),  // a total of 0: progress kept
-		rec(2000, 0.02, false, 4, 4),
+		rec(2000, 0.02, false, 4, 5),
 	}
 	for _, tc := range []struct {
 		bars int
@@ -302,10 +302,10 @@ func TestShowChart(t *testing.T) {
 	}{
 		{5, "  time      ▃█▅▆▅  max 4s\n" +
 			"  cost      ▃██▅▅  max ≈$0.0400\n" +
-			"  progress  ▃▅▅▅█  1/4 → 4/4\n"},
+			"  progress  ▃▅▅▅▇  1/4 → 4/5\n"},
 		{4, "  time      █▅▆▅  max 4s (the last 4 iterations)\n" +
 			"  cost      ██▅▅  max ≈$0.0400\n" +
-			"  progress  ▅▅▅█  2/4 → 4/4\n"},
+			"  progress  ▅▅▅▇  2/4 → 4/5\n"},
 	} {
 		var b strings.Builder
 		showChart(&b, recs, tc.bars, 0)
