@@ -102,6 +102,10 @@ type workspace struct {
 	// arg is the argument that named it (a path, or the name), which the
 	// commands suggested to the user repeat (wsCmdArg); "" when none did.
 	arg string
+	// unreadable is why its .metadata.json (or, without one, its settings
+	// file) cannot be read, for clean, which removes it all the same with
+	// fresh metadata (cleanTarget).
+	unreadable error
 }
 
 func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, metadataFile) }
@@ -376,15 +380,11 @@ func (w *workspace) load() error {
 		if errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		err = fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
-		if hint := fileFaultHint(path, path, err); hint != "" {
-			return withHint(err, "%s; a run takes up the workspace again from its task files", hint)
-		}
-		return err
+		return metadataFault(w, fmt.Errorf("reading %s: %w", path, unwrapPathError(err)))
 	}
 	m, err := parseMetadata(path, data)
 	if err != nil {
-		return err
+		return metadataFault(w, err)
 	}
 	if !w.Ralph {
 		switch s, err := readSettings(w); {
