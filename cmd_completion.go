@@ -241,30 +241,25 @@ func workspaceNames(env *cliEnv) []string {
 }
 
 // templateNames returns the names of the templates, project and user's;
-// a templates directory that is a symbolic link is left out (linkedDir).
+// the project's templates directory is left out when it is a symbolic
+// link (linkedDir). The user's is the user's own (a dotfile manager's
+// link is followed, as for the user config).
 func templateNames(env *cliEnv) []string {
+	project, user := templateDirs(env)
 	var names []string
-	for _, dir := range templateDirList(env) {
-		if !linkedDir(dir) {
-			names = append(names, dirNames(dir, nil)...)
-		}
+	if !linkedDir(project) {
+		names = dirNames(project, nil)
+	}
+	if user != "" {
+		names = append(names, dirNames(user, nil)...)
 	}
 	return names
 }
 
-// templateDirList is templateDirs as a list: the user's only when there is
-// a user config directory.
-func templateDirList(env *cliEnv) []string {
-	project, user := templateDirs(env)
-	if user == "" {
-		return []string{project}
-	}
-	return []string{project, user}
-}
-
-// linkedDir reports whether the directory a completion lists is a
-// symbolic link: not followed, as every command that reads archives
-// refuses one (archiveDirLink), so no name from where it leads is offered.
+// linkedDir reports whether a directory of the project that a completion
+// lists is a symbolic link (one an agent may have put there): not
+// followed, as every command that reads archives refuses one
+// (archiveDirLink), so no name from where it leads is offered.
 func linkedDir(dir string) bool {
 	fi, err := os.Lstat(dir)
 	return err == nil && fi.Mode()&os.ModeSymlink != 0
