@@ -69,7 +69,11 @@ func claimWorkspace(w *workspace, arg, doing string) (release func(), err error)
 		return nil, fmt.Errorf("locking %s: %w", w.lockPath(), err)
 	}
 	release = func() { f.Close(); dir.Close() }
-	if err := w.load(); err != nil && !errors.Is(err, os.ErrNotExist) {
+	switch err := w.load(); {
+	case err == nil:
+		w.unreadable = nil // mended meanwhile
+	case errors.Is(err, os.ErrNotExist), w.unreadable != nil: // clean removes it
+	default:
 		release()
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,6 +47,12 @@ kept unless --delete-branch. A worktree on another branch than its own is
 not cleaned without -f; a path that is no longer the worktree (a link, a
 broken .git) is never cleaned: repair it or move it away first.
 
+A workspace whose .metadata.json cannot be read (a FIFO, a directory, a
+link, a typo an agent left) is cleaned all the same: a regular file is kept
+in the archive as .metadata.json.broken, anything else is removed (a link
+itself, never what it leads to), said in one line; the archive restores as
+a workspace taken up from its task files.
+
 Declining the question leaves the workspace and exits 0.
 
 Options:
@@ -75,7 +82,7 @@ func runClean(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, release, err := claimFromArgs(env, []string{arg}, "clean")
+	w, release, err := cleanTarget(env, arg)
 	if err != nil {
 		return err
 	}
@@ -107,6 +114,9 @@ func runClean(env *cliEnv, args []string) error {
 		// no archive to the user who answers it.
 		if outward, err = outwardLinks(w.Dir); err != nil {
 			return fmt.Errorf("checking workspace %s: %w", w.Name, err)
+		}
+		if w.unreadable != nil { // a link there is removed, not archived
+			outward = slices.DeleteFunc(outward, func(rel string) bool { return rel == metadataFile })
 		}
 		if len(outward) > 0 && !*allowOutward {
 			more := ""
@@ -142,6 +152,11 @@ func runClean(env *cliEnv, args []string) error {
 			// Declining is an answer, not an error.
 			fmt.Fprintf(env.stdout, "Workspace %s was not removed\n", w.Name)
 			return nil
+		}
+	}
+	if w.unreadable != nil {
+		if err := setUnreadableAside(env, w, !*noArchive); err != nil {
+			return fmt.Errorf("%w (nothing else was removed)", err)
 		}
 	}
 	var info *archiveInfo
@@ -225,4 +240,116 @@ func refuseLeftOut(w *workspace, info *archiveInfo, shownDir, arg string, allowe
 	shown := filepath.Join(shownDir, f.rel)
 	return withHint(fmt.Errorf("not cleaning workspace %s: its archive would leave out %s (%s, %s)%s, lost with the workspace", w.Name, shown, byteSize(f.size), f.reason(info.limits), more),
 		"move it out of the workspace first, or clean without it: claude-iterate clean --leave-out-large %s", shellQuote(arg))
+}
+
+// metadataFault is err, the fault of w's .metadata.json (what is in its
+// place, a typo), with what to do: a link or what is there is removed (a
+// run takes the workspace up again from its task files), a typo fixed; or
+// the workspace removed, which clean does all the same (cleanTarget).
+func metadataFault(w *workspace, err error) error {
+	path := w.metadataPath()
+	hint := fileFaultHint(path, path, err)
+	if fi, lerr := os.Lstat(path); hint == "" && lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+		// Not the tool's: "fix it" would edit what it leads to.
+		hint = "rm " + shellQuote(path) + " removes the link (not what it leads to)"
+	}
+	switch {
+	case w.Ralph && hint == "":
+		return err
+	case w.Ralph:
+		return withHint(err, "%s; a run takes up the workspace again from its task files", hint)
+	case hint == "":
+		return withHint(err, "fix it, or remove the workspace: claude-iterate clean -f %s", wsCmdArg(w))
+	}
+	return withHint(err, "%s; a run takes up the workspace again from its task files; or remove the workspace: claude-iterate clean -f %s", hint, wsCmdArg(w))
+}
+
+// cleanTarget finds and claims the workspace clean removes (claimFromArgs).
+// One whose .metadata.json cannot be read (a FIFO, a directory, a link,
+// a typo: an agent's doing), or, without one, whose settings file cannot,
+// is cleaned all the same: w.unreadable says why, and w.meta is fresh
+// metadata from its task files, as a fresh clone's (setUnreadableAside
+// deals with the entry once the user said yes).
+func cleanTarget(env *cliEnv, arg string) (w *workspace, release func(), err error) {
+	w, release, err = claimFromArgs(env, []string{arg}, "clean")
+	if err == nil {
+		return w, release, nil
+	}
+	dir, _ := workspacesDirLenient(env) // claimFromArgs warned
+	bw, lerr := locateWorkspace(env.projectRoot, dir, arg)
+	if lerr != nil || bw.Ralph {
+		return nil, nil, err
+	}
+	if fi, serr := os.Lstat(bw.Dir); serr != nil || !fi.IsDir() {
+		return nil, nil, err
+	}
+	lerr = bw.load()
+	if errors.Is(lerr, os.ErrNotExist) && hasTaskFiles(bw) {
+		_, lerr = loadOrFresh(bw) // the settings file's fault
+	}
+	if lerr == nil || errors.Is(lerr, os.ErrNotExist) {
+		return nil, nil, err // not why it failed
+	}
+	bw.unreadable = lerr
+	bw.meta = &metadata{Name: bw.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+	switch s, serr := readSettings(bw); {
+	case serr == nil:
+		bw.meta.settingsErr = bw.meta.applySettings(s, settingsPath(bw))
+	case !errors.Is(serr, os.ErrNotExist):
+		bw.meta.settingsErr = serr // never rewritten
+	}
+	if release, err = claimWorkspace(bw, arg, "clean"); err != nil {
+		return nil, nil, err
+	}
+	return bw, release, nil
+}
+
+// setUnreadableAside deals with the .metadata.json of w that cannot be
+// read (w.unreadable), once the user said yes, saying what it did: a
+// regular file (a typo) is kept as .metadata.json.broken, anything else
+// (a FIFO, a directory, a link: never followed) removed; with an archive
+// to write, w's fresh metadata is saved in its place, so that the archive
+// restores as a workspace taken up from its task files.
+func setUnreadableAside(env *cliEnv, w *workspace, archive bool) error {
+	p := w.metadataPath()
+	shown := relPath(env.projectRoot, p)
+	then := ""
+	if archive {
+		then = ": the workspace is archived as taken up from its task files"
+	}
+	switch fi, err := os.Lstat(p); {
+	case errors.Is(err, os.ErrNotExist): // no metadata: its settings file's fault
+	case err != nil:
+		return fmt.Errorf("removing %s: %w", shown, unwrapPathError(err))
+	case fi.Mode().IsRegular():
+		if err := renameNoFollow(p, p+".broken"); err != nil {
+			return fmt.Errorf("keeping %s aside: %w", shown, unwrapPathError(err))
+		}
+		fmt.Fprintf(env.stderr, "%s: kept %s, which cannot be read, as %s.broken%s\n", progName, shown, metadataFile, then)
+	default:
+		kind := fileKind(fi)
+		if target, err := os.Readlink(p); err == nil {
+			kind += " to " + sanitizeString(target)
+		}
+		if err := removeEntry(p, fi); err != nil {
+			return fmt.Errorf("removing %s: %w", shown, unwrapPathError(err))
+		}
+		fmt.Fprintf(env.stderr, "%s: removed %s (%s, not the workspace's metadata)%s\n", progName, shown, kind, then)
+	}
+	if !archive {
+		return nil
+	}
+	if err := w.save(); err != nil {
+		return fmt.Errorf("saving workspace %s's fresh metadata: %w", w.Name, err)
+	}
+	return nil
+}
+
+// removeEntry removes what is at p, fi its Lstat: a directory with what
+// it holds, anything else (a link: itself, never its target) alone.
+func removeEntry(p string, fi os.FileInfo) error {
+	if fi.IsDir() {
+		return os.RemoveAll(p)
+	}
+	return os.Remove(p)
 }

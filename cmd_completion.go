@@ -12,6 +12,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -226,25 +227,52 @@ func usageFlags(usage string) []string {
 }
 
 // workspaceNames returns the names of the workspaces; a broken config
-// file is left out, without a word (a completion prints names only).
+// file is left out, without a word (a completion prints names only), and
+// so is a workspaces directory that is a symbolic link (linkedDir).
 func workspaceNames(env *cliEnv) []string {
 	dir, _ := workspacesDirLenient(env)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(env.projectRoot, dir)
+	}
+	if linkedDir(dir) {
+		return nil
+	}
 	return namedWorkspaces(env.projectRoot, dir)
 }
 
-// templateNames returns the names of the templates, project and user's.
+// templateNames returns the names of the templates, project and user's;
+// the project's templates directory is left out when it is a symbolic
+// link (linkedDir). The user's is the user's own (a dotfile manager's
+// link is followed, as for the user config).
 func templateNames(env *cliEnv) []string {
 	project, user := templateDirs(env)
-	names := dirNames(project, nil)
+	var names []string
+	if !linkedDir(project) {
+		names = dirNames(project, nil)
+	}
 	if user != "" {
 		names = append(names, dirNames(user, nil)...)
 	}
 	return names
 }
 
-// archiveFileNames returns the archives' names, .tar.gz left out.
+// linkedDir reports whether a directory of the project that a completion
+// lists is a symbolic link (one an agent may have put there): not
+// followed, as every command that reads archives refuses one
+// (archiveDirLink), so no name from where it leads is offered.
+func linkedDir(dir string) bool {
+	fi, err := os.Lstat(dir)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
+}
+
+// archiveFileNames returns the archives' names, .tar.gz left out; none
+// from an archive directory that is a symbolic link (linkedDir).
 func archiveFileNames(env *cliEnv) []string {
-	entries, _ := readDir(filepath.Join(env.projectRoot, archiveDirName))
+	dir := filepath.Join(env.projectRoot, archiveDirName)
+	if linkedDir(dir) {
+		return nil
+	}
+	entries, _ := readDir(dir)
 	var out []string
 	for _, e := range entries {
 		if n, ok := strings.CutSuffix(e.Name(), ".tar.gz"); ok && e.Type().IsRegular() && !strings.HasPrefix(n, ".") {

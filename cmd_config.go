@@ -83,7 +83,9 @@ need the settings (run, verify, init, setup, edit, archive restore) exit
 with status 1; every other one leaves the broken file out with a warning
 and goes on (answer always works). config shows the other layers, marks
 the broken file and exits 1; config get says that a key cannot be read
-unless a layer above the broken file sets it.
+unless a layer above the broken file sets it. A workspace's broken
+.workspace.json is the same (template save and config set --workspace
+need it too); the others use .metadata.json's copies of its mode and config.
 
 Options:
   --json   print {"key": {"value": …, "source": …}, …} instead of a table
@@ -188,7 +190,13 @@ func effectiveSettings(env *cliEnv, wsArg stringFlag) (*settings, *workspace, []
 		if err != nil {
 			return nil, nil, broken, err
 		}
-		layers = append(layers, ws.meta.configLayer)
+		if err := settingsFault(ws); err != nil {
+			// Left out, as a broken project or user config: not
+			// .metadata.json's copy, which may be behind it.
+			broken = append(broken, brokenLayer{layerWorkspace, settingsPath(ws), err})
+		} else {
+			layers = append(layers, ws.meta.configLayer)
+		}
 	}
 	layers = append(layers, project, user)
 	s := resolveSettings(layers...)

@@ -315,6 +315,9 @@ func configTargetOf(env *cliEnv, user bool, wsArg stringFlag) (*configTarget, er
 		if err != nil {
 			return nil, err
 		}
+		if err := brokenTarget(w); err != nil {
+			return nil, err
+		}
 		return &configTarget{layer: layerWorkspace, path: settingsPath(w), shown: relPath(env.projectRoot, settingsPath(w)), ws: w,
 			below: []*configLayer{projectLayer, userLayer}}, nil
 	}
@@ -408,6 +411,9 @@ func linkFixHint(err error, path, shown string) error {
 // the readers refuse.
 func (t *configTarget) read() (map[string]any, error) {
 	if t.ws != nil {
+		if err := brokenTarget(t.ws); err != nil { // broken since
+			return nil, err
+		}
 		if t.ws.meta.Config == nil {
 			return map[string]any{}, nil
 		}
@@ -550,4 +556,19 @@ func configKeyOf(name string) (*configKey, error) {
 // without the command's usage (the command line was well formed).
 func badValue(format string, args ...any) error {
 	return &inputError{fmt.Errorf(format, args...)}
+}
+
+// brokenTarget refuses to set a key in w's settings file when it cannot
+// be read: written from .metadata.json's copies, the user's file would be
+// lost.
+func brokenTarget(w *workspace) error {
+	err := w.meta.settingsErr
+	if err == nil {
+		return nil
+	}
+	var he *hintError
+	if errors.As(err, &he) {
+		return err // what is there in its place is removed
+	}
+	return withHint(err, "fix %s by hand first: config set never rewrites a file it cannot read", settingsPath(w))
 }

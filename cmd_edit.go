@@ -50,7 +50,7 @@ func runEdit(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := openWorkspace(env, base.WorkspacesDir, arg)
+	w, err := needSettings(openWorkspace)(env, base.WorkspacesDir, arg)
 	if err != nil {
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) && (arg != "." || !hasRalphState(env)) { // ".": the ralph-mode run's hint stands

@@ -156,6 +156,7 @@ func readWorkspaces(env *cliEnv) (spaces []*workspace, dir string, broken []erro
 			}
 			continue
 		}
+		warnSettings(env, w)
 		spaces = append(spaces, w)
 	}
 	if rw := ralphWorkspace(env.projectRoot); rw.load() == nil {

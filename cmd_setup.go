@@ -88,9 +88,12 @@ func runSetup(env *cliEnv, args []string) error {
 		return err
 	}
 	exists := true
-	if err := loadWorkspace(env, w, true); errors.Is(err, os.ErrNotExist) {
-		exists = false
-	} else if err != nil {
+	if err = loadWorkspace(env, w, true); errors.Is(err, os.ErrNotExist) {
+		exists, err = false, nil
+	} else if err == nil {
+		err = settingsFault(w) // the session needs its mode and config
+	}
+	if err != nil {
 		return err
 	}
 	shownTask := relPath(env.projectRoot, w.instructionsPath())

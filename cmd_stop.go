@@ -207,6 +207,7 @@ func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 	err := loadWorkspace(env, w, true)
 	switch {
 	case err == nil:
+		warnSettings(env, w) // the stop file needs none of them
 		return w, nil
 	case errors.Is(err, os.ErrNotExist) && w.Ralph && len(liveDryRuns(w.StateDir)) > 0:
 		return w, nil // a ralph-mode dry run's: it writes nothing here

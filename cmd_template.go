@@ -88,7 +88,7 @@ func templateSave(env *cliEnv, args []string) error {
 	if err := checkName(pos[1]); err != nil {
 		return usagef("invalid template name %q: %v", pos[1], strings.TrimPrefix(err.Error(), "invalid workspace name "+fmt.Sprintf("%q", pos[1])+": "))
 	}
-	w, err := lookUpFromArgs(env, pos[:1])
+	w, err := workspaceFromArgsWith(env, pos[:1], needSettings(lookUpWorkspace)) // its mode and config go into the template
 	if err != nil {
 		return err
 	}

@@ -127,7 +127,7 @@ func runVerify(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := workspaceFromArgs(env, pos)
+	w, err := workspaceFromArgsWith(env, pos, needSettings(openWorkspace))
 	if err != nil {
 		return err
 	}

@@ -523,6 +523,7 @@ func fakeTrapInt(who, script string, out *bufio.Writer, cleanup func(), last str
 	go func() {
 		<-c
 		fmt.Fprintf(os.Stderr, "%s: got SIGINT, cleaning up\n", who)
+		os.WriteFile(script+".sigint", nil, 0o644) // a scenario can wait for it
 		cleanup()
 		os.WriteFile(script+".cleaned", nil, 0o644)
 		out.Flush()

@@ -100,11 +100,22 @@ type testCounts struct {
 	Failed int `json:"failed"`
 }
 
-// counted reports whether the record is an iteration of the run, as
-// counted against max iterations: an interrupted iteration, one that hit
-// a usage limit (it is retried) and a verification are not.
+// counted reports whether the record is an iteration the loop judges, as
+// counted against max iterations and the failure streak: an interrupted
+// iteration (the run ends with it), one that hit a usage limit (it is
+// retried) and a verification are not.
 func (rec *iterationRecord) counted() bool {
 	return rec.End != endInterrupted && rec.End != endLimit && rec.End != endVerify
+}
+
+// inTotals reports whether the record is an iteration in the totals (the
+// run's end line, status, list, history's run header, events): every one
+// the loop judges, and an interrupted one, which ran (SPEC §12: every
+// iteration yields one record, and totals are the sums of the records);
+// not a usage limit's attempt (retried as the same iteration: SPEC §3)
+// nor a verification.
+func (rec *iterationRecord) inTotals() bool {
+	return rec.counted() || rec.End == endInterrupted
 }
 
 // duration is the iteration's duration.
@@ -216,11 +227,11 @@ func (t *workTotals) add(rec *iterationRecord) {
 	if rec.Agent != "" {
 		t.LastAgent = rec.Agent
 	}
-	if !rec.counted() {
+	if !rec.inTotals() {
 		return
 	}
 	t.Iterations++
-	if !rec.OK {
+	if !rec.OK && rec.counted() { // an interrupted one did not fail
 		t.FailedIterations++
 	}
 	t.DurationMS += rec.DurationMS

@@ -38,14 +38,14 @@ func (r *runner) setup(pos []string) error {
 	switch {
 	case len(pos) == 1 && !(opts.prompt.set && ralphDot(env, pos[0])): // list's ".", with --prompt: the ralph-mode run
 
-		ws, err = openWorkspaceKeep(env, base.WorkspacesDir, pos[0], !opts.dryRun)
+		ws, err = needSettings(openKeep(!opts.dryRun))(env, base.WorkspacesDir, pos[0]) // the run needs its mode and config
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) && nw.near != "" && opts.dryRun {
 			// A typo's demo workspace would hide the one meant.
 			return withHint(nw, "a dry run makes a demo workspace only for a name near no other: to make %s, claude-iterate init %s first", pos[0], pos[0])
 		}
 		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
-			var nw *hintError
+			var nw *errNoWorkspace // none there: not one that cannot be read
 			if errors.As(err, &nw) {
 				ws, err = r.createDemo(base.WorkspacesDir, pos[0], base.OutputLevel == outputQuiet)
 			}

@@ -102,6 +102,10 @@ type workspace struct {
 	// arg is the argument that named it (a path, or the name), which the
 	// commands suggested to the user repeat (wsCmdArg); "" when none did.
 	arg string
+	// unreadable is why its .metadata.json (or, without one, its settings
+	// file) cannot be read, for clean, which removes it all the same with
+	// fresh metadata (cleanTarget).
+	unreadable error
 }
 
 func (w *workspace) metadataPath() string { return filepath.Join(w.StateDir, metadataFile) }
@@ -148,6 +152,10 @@ type metadata struct {
 	// hasSettings is set once the mode and config are those of the
 	// settings file (workspacesettings.go).
 	hasSettings bool
+	// settingsErr is why the settings file cannot be read: the mode and
+	// config are .metadata.json's copies, the file is never rewritten, and
+	// a command that needs it refuses (settingsFault).
+	settingsErr error
 }
 
 // condReport is one stop condition's last evaluation, for 'status'.
@@ -362,7 +370,8 @@ func openWorkspaceWith(env *cliEnv, workspacesDir, arg string, load func(*worksp
 const metadataCap = 16 << 20
 
 // load reads .metadata.json, and the settings file, whose mode and config
-// win over its copies.
+// win over its copies; a settings file that cannot be read leaves them
+// (m.settingsErr), for the caller to warn or refuse (settingsFault).
 func (w *workspace) load() error {
 	path := w.metadataPath()
 	// The agent works in the workspace: the file may be anything.
@@ -371,24 +380,20 @@ func (w *workspace) load() error {
 		if errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		err = fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
-		if hint := fileFaultHint(path, path, err); hint != "" {
-			return withHint(err, "%s; a run takes up the workspace again from its task files", hint)
-		}
-		return err
+		return metadataFault(w, fmt.Errorf("reading %s: %w", path, unwrapPathError(err)))
 	}
 	m, err := parseMetadata(path, data)
 	if err != nil {
-		return err
+		return metadataFault(w, err)
 	}
 	if !w.Ralph {
 		switch s, err := readSettings(w); {
 		case err == nil:
 			if err := m.applySettings(s, settingsPath(w)); err != nil {
-				return err
+				m.settingsErr = err
 			}
 		case !errors.Is(err, os.ErrNotExist):
-			return err
+			m.settingsErr = err
 		}
 	}
 	w.meta = m
@@ -446,7 +451,7 @@ func (w *workspace) saveSync(durable bool) error {
 	if err := ensureStateDir(w); err != nil {
 		return err
 	}
-	if !w.Ralph && !w.meta.hasSettings {
+	if !w.Ralph && !w.meta.hasSettings && w.meta.settingsErr == nil { // a broken one is the user's to fix
 		if err := writeSettings(w); err != nil {
 			return err
 		}

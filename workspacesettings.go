@@ -10,7 +10,14 @@ package main
 //     first save of a workspace made before it existed writes it from
 //     .metadata.json's copies.
 //   - It wins over those copies, which stay in .metadata.json (written at
-//     every save) as the fallback when it is missing.
+//     every save) as the fallback when it is missing, or broken (a typo, a
+//     FIFO, a directory, too large: metadata.settingsErr). A broken one is
+//     never rewritten; the commands that need it (run, verify, setup, edit,
+//     template save, config set|unset --workspace) refuse it with a hint
+//     (settingsFault); config leaves it out and marks it, as a broken
+//     project config; every other command warns once (warnSettings) and
+//     goes on with the copies. A workspace with neither file readable has
+//     no mode: every command says so (freshSettingsFault).
 //   - A notify URL with credentials never goes into it: it stays in
 //     .metadata.json (0600, out of git), and a clone goes without it.
 //   - A workspace directory holding its task files (INSTRUCTIONS.md or
@@ -226,11 +233,11 @@ func loadOrFresh(w *workspace) (from string, err error) {
 	switch s, err := readSettings(w); {
 	case err == nil:
 		if err := w.meta.applySettings(s, settingsPath(w)); err != nil {
-			return "", err
+			return "", freshSettingsFault(w, err)
 		}
 		from = "from " + settingsFile
 	case !errors.Is(err, os.ErrNotExist):
-		return "", err
+		return "", freshSettingsFault(w, err)
 	}
 	if w.meta.configLayer == nil {
 		w.meta.configLayer = &configLayer{name: layerWorkspace, path: w.metadataPath(), values: map[string]any{}}
@@ -251,4 +258,72 @@ func existingTask(w *workspace, arg string) error {
 	}
 	return withHint(fmt.Errorf("workspace %s is here already, without its runtime files (a fresh clone?): %s holds %s", w.Name, w.Dir, strings.Join(here, " and ")),
 		"run it as it is: claude-iterate run %s (its settings come from %s); or choose another name", shellQuote(arg), settingsFile)
+}
+
+// freshSettingsFault is the error of a workspace without .metadata.json (a
+// fresh clone) whose settings file cannot be read (err): its mode is
+// nowhere else, so no command can go on with it.
+func freshSettingsFault(w *workspace, err error) error {
+	var he *hintError
+	if errors.As(err, &he) {
+		err = he.err // its hint speaks of .metadata.json's copies
+	}
+	path := settingsPath(w)
+	err = fmt.Errorf("workspace %s has no %s, and its mode cannot be read: %w", w.Name, metadataFile, err)
+	if hint := fileFaultHint(path, path, err); hint != "" {
+		return withHint(err, "%s, and write {\"mode\": \"loop\"} (or \"iterative\") in its place", hint)
+	}
+	return withHint(err, "fix it: it holds the workspace's mode (\"loop\" or \"iterative\") and config")
+}
+
+// settingsFault is the error of a command that needs w's settings file
+// (run, verify, edit, setup, template save, config) when it cannot be
+// read (w.meta.settingsErr), with what to do; nil when it can, or when
+// there is none.
+func settingsFault(w *workspace) error {
+	if w.meta == nil || w.meta.settingsErr == nil {
+		return nil
+	}
+	err := w.meta.settingsErr
+	var he *hintError
+	if errors.As(err, &he) {
+		return err // what is there in its place is removed
+	}
+	path := settingsPath(w)
+	return withHint(err, "fix it, or move it aside to go on with %s's copy of the mode and config: mv %s %s", metadataFile, shellQuote(path), shellQuote(path+".broken"))
+}
+
+// warnSettings warns, once, that w's settings file cannot be read and
+// that .metadata.json's copies stand in for it, for a command that does
+// not need it.
+func warnSettings(env *cliEnv, w *workspace) {
+	if w.meta == nil || w.meta.settingsErr == nil {
+		return
+	}
+	err := w.meta.settingsErr
+	var he *hintError
+	if errors.As(err, &he) {
+		err = he.err // the commands that need the file give it
+	}
+	fmt.Fprintf(env.stderr, "%s: warning: %s (ignored here: the mode and config of %s instead)\n", progName, sanitizeString(err.Error()), metadataFile)
+}
+
+// needSettings is open for a command that needs the workspace's settings
+// file: one that cannot be read is an error (settingsFault).
+func needSettings(open func(*cliEnv, string, string) (*workspace, error)) func(*cliEnv, string, string) (*workspace, error) {
+	return func(env *cliEnv, dir, arg string) (*workspace, error) {
+		w, err := open(env, dir, arg)
+		if err == nil {
+			err = settingsFault(w)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+}
+
+// openKeep is openWorkspaceKeep with keep set, as an open for needSettings.
+func openKeep(keep bool) func(*cliEnv, string, string) (*workspace, error) {
+	return func(env *cliEnv, dir, arg string) (*workspace, error) { return openWorkspaceKeep(env, dir, arg, keep) }
 }

@@ -39,7 +39,12 @@ func workspaceFromArgsWith(env *cliEnv, pos []string, open func(*cliEnv, string,
 	}
 	dir, warn := workspacesDirLenient(env)
 	warnConfig(env, warn)
-	return open(env, dir, pos[0])
+	w, err := open(env, dir, pos[0])
+	if err != nil {
+		return nil, err
+	}
+	warnSettings(env, w) // a command that needs them refused (needSettings)
+	return w, nil
 }
 
 // parseWorkspaceArg parses the flags of a command that needs one
@@ -92,8 +97,11 @@ func lookAtWorkspace(env *cliEnv, pos []string) (w *workspace, warn, err error) 
 		return w, nil, err
 	}
 	dir, warn := workspacesDirLenient(env)
-	w, err = lookUpWorkspace(env, dir, pos[0])
-	return w, warn, err
+	if w, err = lookUpWorkspace(env, dir, pos[0]); err != nil {
+		return nil, warn, err
+	}
+	warnSettings(env, w)
+	return w, warn, nil
 }
 
 // ralphFromArgs opens the ralph-mode workspace of the current directory.
