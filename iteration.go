@@ -116,9 +116,15 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	st.Elapsed, st.ProgressWord, st.StopRequest = r.elapsed(), progressWord(r.mode), r.stop.source
 	st.Dir, st.RunScript = r.workRoot(), r.side.runScript
 	v := r.stops.evaluate(&st)
-	if v.met != nil && v.met.group == groupSuccess && !rec.OK { // evidence.go
-		r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
-		v = otherMet(v, &r.stops)
+	// A file it made counts in this iteration only (condfile.go), and a
+	// failed one completes nothing (evidence.go).
+	r.stops.judged(st.Dir, rec.Iteration)
+	if !rec.OK {
+		if v.met != nil && v.met.group == groupSuccess {
+			r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
+			v = otherMet(v, &r.stops)
+		}
+		refuseSuccess(v.reports, "not accepted after a failed iteration: ")
 	}
 	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
 		claim := v.reason
@@ -171,6 +177,17 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	}
 	e := truthfulEnding(endingFor(v.met, v.reason), v.met, !rec.OK, rec.Reason)
 	return &e
+}
+
+// refuseSuccess shows the met success conditions of reports as not met,
+// their reason after why: a failed iteration completes nothing, and the
+// conditions line and status say so instead of "met (100%)".
+func refuseSuccess(reports []condReport, why string) {
+	for i := range reports {
+		if c := &reports[i]; c.Group == groupSuccess && c.Met {
+			c.Met, c.Progress, c.Reason = false, 0, why+c.Reason
+		}
+	}
 }
 
 // record records an iteration that the loop does not judge further: an
