@@ -327,7 +327,9 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 		return
 	}
 	if after == nil { // git failed: filesChanged is off, and so are the commits
-		rec.Commit = json.RawMessage("null")
+		rec.Commit, rec.CommitError = json.RawMessage("null"), "git status cannot run: "+firstNonEmpty(g.pause, "it failed")
+		s.con.noticef("iteration %d: not committed: git status cannot run (said above); the changes stay in %s", rec.Iteration, g.top)
+		s.log.printf("NOT COMMITTED: %s (the changes stay in %s)", rec.CommitError, g.top)
 		return
 	}
 	paths := g.commitPaths(before, after, s.state != nil)
