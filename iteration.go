@@ -124,11 +124,12 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 			r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
 			v = otherMet(v, &r.stops)
 		}
-		refuseSuccess(v.reports, "not accepted after a failed iteration: ")
+		refuseSuccess(v.reports, "the iteration failed")
 	}
 	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
 		claim := v.reason
 		v = r.checks.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
+		refuseSuccess(v.reports, fmt.Sprintf("before iteration %d (--min-iterations)", r.minIterations))
 		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted", rec.Iteration, r.minIterations)
 		if v.met == nil { // else the run's last line says why it ends
 			msg += ", the run goes on"
@@ -158,6 +159,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 			return e
 		}
 		v = otherMet(v, &r.stops)
+		refuseSuccess(v.reports, "the verifier did not pass it")
 	}
 	if v.met == nil {
 		r.showConditions(v.reports)
@@ -180,13 +182,22 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 }
 
 // refuseSuccess shows the met success conditions of reports as not met,
-// their reason after why: a failed iteration completes nothing, and the
-// conditions line and status say so instead of "met (100%)".
+// and why: a completion not accepted (a failed iteration, --min-iterations,
+// the verifier) is said so in the conditions line and status, never "met
+// (100%)". A task_complete's reason is then a claim not accepted, as
+// status reads it (claimText).
 func refuseSuccess(reports []condReport, why string) {
 	for i := range reports {
-		if c := &reports[i]; c.Group == groupSuccess && c.Met {
-			c.Met, c.Progress, c.Reason = false, 0, why+c.Reason
+		c := &reports[i]
+		switch {
+		case c.Group != groupSuccess || !c.Met:
+			continue
+		case c.Type == condTaskComplete:
+			c.Reason = claimNotAccepted + why
+		default:
+			c.Reason += ", not accepted: " + why
 		}
+		c.Met, c.Progress = false, 0
 	}
 }
 
