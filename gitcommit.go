@@ -50,6 +50,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // fallbackIdentity is the committer of a repository that has none.
@@ -142,8 +143,11 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []stri
 	}
 	err := s.repo.gitLocked(func() error {
 		if len(add) > 0 {
+			started := time.Now()
 			if _, stderr, err := gitRunWith(g.top, nulList(add), g.env, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
 				res.fail = "git add failed: " + gitFailure(stderr, err)
+				g.stalledOn(err) // gitstall.go
+				dropKilledLock(s.gitDir, err, started)
 				return nil
 			}
 		}
@@ -164,8 +168,11 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []stri
 			// staged on the way.
 			args, stdin = append(args, "--include", "--pathspec-from-file=-", "--pathspec-file-nul"), nulList(update)
 		}
+		started := time.Now()
 		if _, stderr, err := gitRunWith(g.top, stdin, g.env, args...); err != nil {
 			res.fail = "git commit failed: " + commitFailure(stderr, err)
+			g.stalledOn(err)
+			dropKilledLock(s.gitDir, err, started)
 			return nil
 		}
 		if res.sha = headSHA(s.gitDir, s.repo.common); res.sha != "" {
@@ -327,8 +334,8 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 		return
 	}
 	if after == nil { // git failed: filesChanged is off, and so are the commits
-		rec.Commit, rec.CommitError = json.RawMessage("null"), "git status cannot run: "+firstNonEmpty(g.pause, "it failed")
-		s.con.noticef("iteration %d: not committed: git status cannot run (said above); the changes stay in %s", rec.Iteration, g.top)
+		rec.Commit, rec.CommitError = json.RawMessage("null"), "git cannot run: "+firstNonEmpty(g.pause, "git status failed")
+		s.con.noticef("iteration %d: not committed: git cannot run (said above); the changes stay in %s", rec.Iteration, g.top)
 		s.log.printf("NOT COMMITTED: %s (the changes stay in %s)", rec.CommitError, g.top)
 		return
 	}

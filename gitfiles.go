@@ -343,7 +343,7 @@ func (g *gitTree) stopsWhat() string {
 func (g *gitTree) paused(why string) {
 	g.misses++
 	if why != g.pause && g.warn != nil {
-		g.warn(fmt.Sprintf("git status cannot run in %s: %s; until then %s (git is tried again after each iteration)", g.top, why, g.stopsWhat()))
+		g.warn(fmt.Sprintf("git cannot run in %s: %s; until then %s (git is tried again after each iteration)", g.top, why, g.stopsWhat()))
 	}
 	g.pause = why
 }
@@ -376,7 +376,17 @@ func (g *gitTree) scanned() {
 		if g.commits {
 			what = "the commits resume"
 		}
-		g.note(fmt.Sprintf("git status answers again in %s: %s", g.top, what))
+		g.note(fmt.Sprintf("git answers again in %s: %s", g.top, what))
 	}
 	g.pause, g.misses = "", 0
+}
+
+// stalledOn notes the file a git command of the run (a commit's git add)
+// was found waiting on, if err names one: the scans do not run git while
+// it is there (gitBlocked).
+func (g *gitTree) stalledOn(err error) {
+	var st *gitStallError
+	if errors.As(err, &st) && st.path != "" {
+		g.stuck = st.path
+	}
 }

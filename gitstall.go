@@ -9,19 +9,20 @@ package main
 // gitfiles.go). The rules are:
 //
 //   - A git command that does not answer within gitTimeout is followed by
-//     one walk of its work tree for a .gitignore that is not a regular
-//     file (a named pipe git waits on, a device, a socket: the exclude
-//     files gitexclude.go cannot name before git runs, deep in the tree);
-//     the error names it, what it is and the 'rm' that fixes it, in every
-//     command (run, status, list, merge, clean).
-//   - In a run, before each git status, the file found so and the exclude
-//     files gitexclude.go names are looked at (stats only): while one is
-//     there git is not run — no wait —, the history lists no changed
-//     files and the iterations are not committed, each said (one warning
-//     with the fix, then a line per iteration left uncommitted). Once it
-//     is gone git runs again and the commits resume (in a worktree the
-//     next commit takes every change left there, those of the iterations
-//     missed too), and the run says so.
+//     one walk of its work tree for a .gitignore or .gitattributes that
+//     is not a regular file (a named pipe git waits on, a device, a
+//     socket: files gitexclude.go cannot name before git runs, deep in the
+//     tree); the error names it, what it is and the 'rm' that fixes it, in
+//     every command (run, status, list, merge, clean).
+//   - In a run, before each git status, the file found so (by a scan or
+//     by a commit's git add) and the exclude files gitexclude.go names are
+//     looked at (stats only): while one is there git is not run — no
+//     wait —, the history lists no changed files and the iterations are
+//     not committed, each said (one warning with the fix, then a line per
+//     iteration left uncommitted). Once it is gone git runs again and the
+//     commits resume (in a worktree the next commit takes every change
+//     left there, those of the iterations missed too), and the run says
+//     so.
 //   - A git status that times out with no such file found is tried again
 //     at the next scan; a second failure in a row, or a git that fails
 //     rather than hangs, stops git for the rest of the run, said once.
@@ -32,6 +33,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -83,15 +85,16 @@ func hangsGit(m fs.FileMode) bool {
 	return m&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice|fs.ModeSocket) != 0
 }
 
-// stallText says that the .gitignore at path, of kind, makes git wait,
-// and how to fix it.
+// stallText says that the .gitignore or .gitattributes at path, of kind,
+// makes git wait, and how to fix it.
 func stallText(path, kind string) string {
-	return fmt.Sprintf("%s is %s, not a regular file: git reads it as a .gitignore and would wait on it without end; remove it ('rm %s') or make it a regular file", path, kind, shellQuote(path))
+	return fmt.Sprintf("%s is %s, not a regular file: git reads it as a %s and would wait on it without end; remove it ('rm %s') or make it a regular file", path, kind, filepath.Base(path), shellQuote(path))
 }
 
 // findStallFile walks the work tree at top (not its .git, nor past
-// stallWalkCap entries) for a .gitignore git would wait on: its path and
-// the sentence naming it; "" when there is none.
+// stallWalkCap entries) for a .gitignore (git status reads them) or a
+// .gitattributes (git add reads those of the paths it adds) git would wait
+// on: its path and the sentence naming it; "" when there is none.
 func findStallFile(top string) (path, why string) {
 	n := 0
 	errFound := errors.New("found")
@@ -107,7 +110,7 @@ func findStallFile(top string) (path, why string) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
-		case d.Name() == ".gitignore" && hangsGit(d.Type()):
+		case (d.Name() == ".gitignore" || d.Name() == ".gitattributes") && hangsGit(d.Type()):
 			fi, err := os.Lstat(p)
 			if err == nil && hangsGit(fi.Mode()) {
 				path, why = p, stallText(p, fileKind(fi))
@@ -119,15 +122,33 @@ func findStallFile(top string) (path, why string) {
 	return path, why
 }
 
-// gitVerb is the git command args run ("status"), past the -c options
-// before it.
+// dropKilledLock removes the index.lock that a git command of a commit,
+// killed at its time bound (err), left in gitDir: git removes it only when
+// it ends by itself, and every later git add or commit there would fail
+// on it ("remove the file manually"). Only a lock made since started is
+// taken: the repository's lock (gitLocked) keeps the run's other gits
+// out meanwhile, and the agent has ended.
+func dropKilledLock(gitDir string, err error, started time.Time) {
+	var st *gitStallError
+	if gitDir == "" || !errors.As(err, &st) {
+		return
+	}
+	lock := filepath.Join(gitDir, "index.lock")
+	if fi, err := os.Lstat(lock); err == nil && fi.Mode().IsRegular() && !fi.ModTime().Before(started.Add(-time.Second)) {
+		os.Remove(lock)
+	}
+}
+
+// gitVerb is the git command args run ("status"), past the options
+// before it (-c NAME=VALUE, --literal-pathspecs).
 func gitVerb(args []string) string {
 	for i := 0; i < len(args); i++ {
-		if args[i] == "-c" || args[i] == "-C" {
+		switch a := args[i]; {
+		case a == "-c" || a == "-C":
 			i++
-			continue
+		case !strings.HasPrefix(a, "-"):
+			return a
 		}
-		return args[i]
 	}
 	return ""
 }

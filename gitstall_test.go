@@ -49,6 +49,7 @@ func TestGitVerb(t *testing.T) {
 		{[]string{"status", "-z"}, "status"},
 		{[]string{"-c", "user.name=x", "-c", "user.email=y", "commit", "-m", "m"}, "commit"},
 		{[]string{"-C", "dir", "add"}, "add"},
+		{[]string{"--literal-pathspecs", "add", "-A"}, "add"},
 		{nil, ""},
 	} {
 		if got := gitVerb(c.args); got != c.want {
