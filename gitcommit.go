@@ -380,6 +380,20 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 	}
 }
 
+// endNote is what a run that commits says as it ends while git cannot
+// run in g (gitstall.go): its last changes are not committed, and where
+// they stay; "" when git runs.
+func (s *runGitSetup) endNote(g *gitTree) string {
+	if s == nil || !s.commit || g == nil || (g.pause == "" && !g.failed) {
+		return ""
+	}
+	then := "they stay there"
+	if s.state != nil {
+		then = "the next run commits them first, once git runs there again"
+	}
+	return fmt.Sprintf("the run ends with changes not committed in %s (git cannot run there, said above): %s", g.top, then)
+}
+
 // recoverLeftovers commits, before the first iteration, the changes an
 // earlier run left uncommitted in the worktree (a kill -9 mid-iteration, a
 // failed commit), as a recovered iteration, and says so.
