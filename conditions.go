@@ -23,7 +23,8 @@ package main
 //     file; file_created and file_contains only when the file was
 //     created, replaced or changed since the conditions were last judged
 //     (condfile.go: a marker made in iteration 1 does not end iteration
-//     3); output_pattern reads the iteration's own final result. No
+//     3; inside all, every file must be written by the same iteration);
+//     output_pattern reads the iteration's own final result. No
 //     success condition is met after a failed iteration. Three read the
 //     project as the iteration left it rather than a claim:
 //     all_tests_pass and specific_tests_pass (the test command runs after
