@@ -39,9 +39,11 @@ lose one is not cleaned. Move the file out of it first, or give
 
 A workspace that runs in a git worktree (run --worktree) is not cleaned
 while its branch has commits that no other branch holds ('claude-iterate
-merge' first), or its worktree has uncommitted changes; -f/--force cleans
-it anyway, and the archive keeps unmerged.patch, a patch of that work (so
---no-archive is refused then). The worktree is removed with 'git worktree
+merge' first), or its worktree has uncommitted changes (merge takes
+commits only: commit them with 'git -C <worktree> add -A && git -C
+<worktree> commit', or let the next run commit them, then merge);
+-f/--force cleans it anyway, and the archive keeps unmerged.patch, a
+patch of that work (so --no-archive is refused then). The worktree is removed with 'git worktree
 remove' (one deleted by hand is pruned, with a warning); the branch is
 kept unless --delete-branch. A worktree on another branch than its own is
 not cleaned without -f; a path that is no longer the worktree (a link, a

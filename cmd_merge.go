@@ -42,6 +42,9 @@ reason to refuse, unless the merge would overwrite them. On a conflict
 nothing is left half-done: no merge in progress, the target as it was, the
 branch intact; the conflicting files are named and the exit status is 1.
 The branch and the worktree are kept ('claude-iterate clean' removes them).
+The worktree's uncommitted changes are not merged (merge takes commits):
+a warning names them and the git commands that commit them, also when
+there is nothing to merge.
 
 Options:
   --squash    make one commit of the branch's work (subject: the workspace
@@ -74,6 +77,7 @@ func runMerge(env *cliEnv, args []string) error {
 	}
 	if ahead == 0 {
 		fmt.Fprintf(env.stdout, "Nothing to merge: %s has no commit that %s lacks\n", st.Branch, st.Base)
+		warnUncommitted(env, st)
 		return nil
 	}
 	ff := isAncestor(g.top, st.Base, st.Branch)
@@ -135,10 +139,7 @@ func runMerge(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if out, err := runGit(st.Worktree, "status", "--porcelain", "--untracked-files=all"); err == nil && len(strings.TrimSpace(string(out))) > 0 {
-		n := len(strings.Split(strings.TrimSpace(string(out)), "\n"))
-		fmt.Fprintf(env.stderr, "%s: warning: %s uncommitted in the worktree %s %s not merged (the next run commits %s)\n", progName, plural(n, "file"), relPath(env.projectRoot, st.Worktree), map[bool]string{true: "is", false: "are"}[n == 1], map[bool]string{true: "it", false: "them"}[n == 1])
-	}
+	warnUncommitted(env, st)
 	if st.Squashed != "" {
 		if err := w.save(); err != nil {
 			fmt.Fprintf(env.stderr, "%s: warning: saving %s: %v\n", progName, w.metadataPath(), unwrapPathError(err))
@@ -300,4 +301,18 @@ func taskTitle(w *workspace) string {
 		}
 	}
 	return "the work of workspace " + w.Name
+}
+
+// warnUncommitted says, after merge, that the worktree's uncommitted files
+// are not merged (merge takes commits only) and how to commit them.
+func warnUncommitted(env *cliEnv, st *gitState) {
+	out, err := runGit(st.Worktree, "status", "--porcelain", "--untracked-files=all")
+	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
+		return
+	}
+	n := len(strings.Split(strings.TrimSpace(string(out)), "\n"))
+	one := n == 1
+	fmt.Fprintf(env.stderr, "%s: warning: %s uncommitted in the worktree %s %s not merged: commit %s (%s, or the next run commits %s), then merge again\n",
+		progName, plural(n, "file"), relPath(env.projectRoot, st.Worktree), map[bool]string{true: "is", false: "are"}[one], map[bool]string{true: "it", false: "them"}[one],
+		commitCommand(env, st.Worktree), map[bool]string{true: "it", false: "them"}[one])
 }

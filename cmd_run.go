@@ -91,9 +91,9 @@ Stop conditions (checked after each iteration; see Conditions below):
   --until-output TEXT         complete when the iteration's final result
                               contains TEXT (e.g. '<promise>COMPLETE</promise>')
   --until-regex RE            complete when the final result matches RE
-  --until-file PATH           complete when an iteration creates PATH, from
-                              the project root (or changes it, when it
-                              exists already)
+  --until-file PATH           complete when an iteration creates or changes
+                              PATH, from the project root (one that leaves
+                              it as it was does not complete)
                               (each --until-* may be repeated: any one completes)
   --test-cmd CMD              run CMD (with sh -c) after each iteration
   --until-tests-pass          complete when every test of --test-cmd passes

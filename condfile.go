@@ -55,20 +55,58 @@ func fileContains(path, s string) (bool, error) {
 	}
 }
 
-// fileStart is the target of a file condition as the run found it: a
-// file left from before the run was not created by it (SPEC.md §5,
-// file_created), nor written with its content (file_contains). Such a
-// condition is met once the file is created, replaced or changed since
-// (identity, size, modification time: statusCopy's comparison).
+// fileStart is the target of a file condition as the conditions were
+// last judged: as the run found it before its first iteration, then as
+// each judgement left it. A file left from before the run was not created
+// by it (SPEC.md §5, file_created), nor written with its content
+// (file_contains); and a file an earlier iteration made is that
+// iteration's claim, not the next one's (tryout 6 defect 2: a DONE.md made
+// in iteration 1 ended iteration 3, and a completion the verifier had
+// rejected was verified again, with no new claim). Such a condition is met
+// once the file is created, replaced or changed since (identity, size,
+// modification time: statusCopy's comparison), as a completion in
+// .status.json counts only in the iteration that wrote it (evidence.go).
 type fileStart struct {
-	file statusCopy // the file at the start, as a stat saw it
-	held bool       // file_contains: it held the content at the start
+	file statusCopy // the file at the last judgement, as a stat saw it
+	held bool       // file_contains: it held the content at the run's start
+	// at is the iteration whose judgement last saw the file change (0:
+	// the run's start), for the reasons.
+	at int
 }
 
-// unchanged reports whether the file at path is the one the run found,
-// as it was: nil (no start taken) is never unchanged.
+// unchanged reports whether the file at path is the one last judged, as
+// it was: nil (no start taken) is never unchanged.
 func (f *fileStart) unchanged(path string) bool {
 	return f != nil && f.file.exists && f.file.sameID(statOnly(path))
+}
+
+// since says since when an unchanged file is as it is, for a reason.
+func (f *fileStart) since() string {
+	if f.at == 0 {
+		return "from before this run, unchanged"
+	}
+	return fmt.Sprintf("unchanged since iteration %d: it counts when an iteration creates or changes it", f.at)
+}
+
+// judged notes the target of every file condition of s as the judgement
+// of iteration n leaves it, paths relative to dir: what iteration n made
+// or changed does not count again in a later iteration. A file as it was
+// keeps its baseline (and its iteration, for the reasons).
+func (s *stopSet) judged(dir string, n int) {
+	for _, gc := range s.ordered {
+		gc.c.walk(func(c *condition) {
+			if c.Type != condFileCreated && c.Type != condFileContains {
+				return
+			}
+			now := statOnly(resolvePath(dir, c.Path))
+			if c.start == nil {
+				c.start = &fileStart{}
+			}
+			if !c.start.file.sameID(now) {
+				c.start.file, c.start.at = now, n
+			}
+		})
+	}
 }
 
 // takeFileStarts notes the target of every file condition of s as it is

@@ -17,6 +17,22 @@ package main
 //     by priority (on_error 100 … never 0), ties in file order. The groups
 //     are not sorted together: a task finished on the last allowed
 //     iteration must end as completed, not as "max iterations reached".
+//   - A condition that reads what the agent writes is judged on what the
+//     iteration judged did, as .status.json's claims are (evidence.go):
+//     task_complete (and a question) only when the iteration wrote the
+//     file; file_created and file_contains only when the file was
+//     created, replaced or changed since the conditions were last judged
+//     (condfile.go: a marker made in iteration 1 does not end iteration
+//     3; inside all, every file must be written by the same iteration);
+//     output_pattern reads the iteration's own final result. No
+//     success condition is met after a failed iteration. Three read the
+//     project as the iteration left it rather than a claim:
+//     all_tests_pass and specific_tests_pass (the test command runs after
+//     every iteration, on its tree) and custom_script (the user's own
+//     judgement, run after every iteration). So a rejected completion (by
+//     the verifier, --min-iterations, a failure) is judged again only
+//     when the agent claims it again, or the tests or the script pass
+//     again on the tree the next iteration left.
 //   - The loop's own stops are conditions of the same mechanism:
 //     max_iterations (-m), task_complete (.status.json), no_progress
 //     (stagnation), failure_streak (--max-failures) and user_signal (the s
@@ -155,7 +171,7 @@ type condition struct {
 
 	re      *regexp.Regexp // output_pattern with is_regex
 	builtin bool           // one of the loop's own stops
-	start   *fileStart     // file_created, file_contains: the file as the run found it
+	start   *fileStart     // file_created, file_contains: the file as last judged (condfile.go)
 	// at is where the condition was written, and fieldAt where each of its
 	// fields was (nil for conditions built from flags), for faults found
 	// after decoding.
@@ -377,15 +393,18 @@ func (c *condition) evaluate(s *condState) condResult {
 			return condResult{Reason: c.Path + " does not exist"}
 		}
 		if c.start.unchanged(path) {
-			return condResult{Reason: c.Path + " exists from before this run, unchanged"}
+			if c.start.at == 0 {
+				return condResult{Reason: c.Path + " exists " + c.start.since()}
+			}
+			return condResult{Reason: c.Path + " " + c.start.since()}
 		}
 		return metResult("%s exists", c.Path)
 	case condFileContains:
 		path := resolvePath(s.Dir, c.Path)
 		found, err := fileContains(path, c.Content)
 		switch {
-		case found && c.start != nil && c.start.held && c.start.unchanged(path):
-			return condResult{Reason: fmt.Sprintf("%s contains %q from before this run, unchanged", c.Path, c.Content)}
+		case found && c.start.unchanged(path):
+			return condResult{Reason: fmt.Sprintf("%s contains %q %s", c.Path, c.Content, c.start.since())}
 		case found:
 			return metResult("%s contains %q", c.Path, c.Content)
 		case errors.Is(err, os.ErrNotExist):

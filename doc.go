@@ -73,7 +73,8 @@ package main
 //     limits.go, denials.go, permissions.go).
 //  6. The iteration yields one record (record.go), judged on what the
 //     agent wrote this iteration (evidence.go, statusfile.go,
-//     statuswatch.go) and the files it changed (gitfiles.go), and
+//     statuswatch.go) and the files it changed (gitfiles.go; a file git
+//     waits on named and gone round, gitstall.go), and
 //     committed on the workspace's branch (gitcommit.go; on the user's
 //     checkout without the user's own edits, gitmine.go). The record is
 //     appended to history.jsonl (history.go; read back a piece at a time

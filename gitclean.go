@@ -90,7 +90,11 @@ func planGitClean(env *cliEnv, w *workspace, force, noArchive, deleteBranch bool
 	if p.uncommitted {
 		what = append(what, fmt.Sprintf("its worktree %s has uncommitted changes", relPath(env.projectRoot, st.Worktree)))
 	}
-	if !force {
+	switch {
+	case !force && p.uncommitted: // merge takes commits only: say how to make them
+		return nil, withHint(fmt.Errorf("not cleaning workspace %s: %s", w.Name, strings.Join(what, ", and ")),
+			"commit them (%s, or the next '%s' commits them first), then %s; or clean --force (the archive keeps a patch of them)", commitCommand(env, st.Worktree), wsCommand(w, "run"), wsCommand(w, "merge"))
+	case !force:
 		return nil, fmt.Errorf("not cleaning workspace %s: %s: merge them first (%s), or clean --force (the archive keeps a patch of them)", w.Name, strings.Join(what, ", and "), wsCommand(w, "merge"))
 	}
 	if noArchive {
@@ -179,4 +183,11 @@ func (p *gitCleanPlan) remove(env *cliEnv) error {
 		fmt.Fprintf(env.stdout, "Deleted the branch %s\n", p.st.Branch)
 		return nil
 	})
+}
+
+// commitCommand is the git command that commits every change in the
+// worktree at dir, for a hint.
+func commitCommand(env *cliEnv, dir string) string {
+	q := shellQuote(relPath(env.projectRoot, dir))
+	return fmt.Sprintf("git -C %s add -A && git -C %s commit", q, q)
 }

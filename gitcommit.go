@@ -50,6 +50,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // fallbackIdentity is the committer of a repository that has none.
@@ -142,8 +143,11 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []stri
 	}
 	err := s.repo.gitLocked(func() error {
 		if len(add) > 0 {
+			started := time.Now()
 			if _, stderr, err := gitRunWith(g.top, nulList(add), g.env, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
 				res.fail = "git add failed: " + gitFailure(stderr, err)
+				g.stalledOn(err) // gitstall.go
+				dropKilledLock(s.gitDir, err, started)
 				return nil
 			}
 		}
@@ -164,8 +168,11 @@ func (s *runGitSetup) commitPathsNow(g *gitTree, snap *gitSnapshot, paths []stri
 			// staged on the way.
 			args, stdin = append(args, "--include", "--pathspec-from-file=-", "--pathspec-file-nul"), nulList(update)
 		}
+		started := time.Now()
 		if _, stderr, err := gitRunWith(g.top, stdin, g.env, args...); err != nil {
 			res.fail = "git commit failed: " + commitFailure(stderr, err)
+			g.stalledOn(err)
+			dropKilledLock(s.gitDir, err, started)
 			return nil
 		}
 		if res.sha = headSHA(s.gitDir, s.repo.common); res.sha != "" {
@@ -327,7 +334,9 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 		return
 	}
 	if after == nil { // git failed: filesChanged is off, and so are the commits
-		rec.Commit = json.RawMessage("null")
+		rec.Commit, rec.CommitError = json.RawMessage("null"), "git cannot run: "+firstNonEmpty(g.pause, "git status failed")
+		s.con.noticef("iteration %d: not committed: git cannot run (said above); the changes stay in %s", rec.Iteration, g.top)
+		s.log.printf("NOT COMMITTED: %s (the changes stay in %s)", rec.CommitError, g.top)
 		return
 	}
 	paths := g.commitPaths(before, after, s.state != nil)
@@ -369,6 +378,20 @@ func (s *runGitSetup) afterIteration(g *gitTree, rec *iterationRecord, ev *evide
 	if len(paths) > 0 {
 		s.committed(after, paths, res.sha != "") // gitmine.go
 	}
+}
+
+// endNote is what a run that commits says as it ends while git cannot
+// run in g (gitstall.go): its last changes are not committed, and where
+// they stay; "" when git runs.
+func (s *runGitSetup) endNote(g *gitTree) string {
+	if s == nil || !s.commit || g == nil || (g.pause == "" && !g.failed) {
+		return ""
+	}
+	then := "they stay there"
+	if s.state != nil {
+		then = "the next run commits them first, once git runs there again"
+	}
+	return fmt.Sprintf("the run ends with changes not committed in %s (git cannot run there, said above): %s", g.top, then)
 }
 
 // recoverLeftovers commits, before the first iteration, the changes an

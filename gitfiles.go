@@ -16,9 +16,10 @@ package main
 //     the same after is not changed, whatever git says of it: committing
 //     an earlier edit is not changing the file.
 //   - Each git command is bounded in time; its whole process group is
-//     killed at the bound. A git that fails or times out turns the
-//     feature off for the rest of the run, with one warning: filesChanged
-//     is then null, never a guess.
+//     killed at the bound. A git that fails turns the feature off for the
+//     rest of the run, with one warning: filesChanged is then null, never
+//     a guess. One that waits on a file (a named pipe read as a
+//     .gitignore) is paused while the file is there (gitstall.go).
 //   - Paths are relative to the project root; files outside it and the
 //     workspace's own files are left out.
 
@@ -36,9 +37,6 @@ import (
 	"time"
 )
 
-// gitTimeout bounds one git command.
-const gitTimeout = 30 * time.Second
-
 // gitTree is the git work tree around a project root.
 type gitTree struct {
 	top     string   // the work tree's top directory
@@ -53,8 +51,16 @@ type gitTree struct {
 	// gitcommit.go), so that a .git an agent deleted can never send the
 	// scans and commits to the checkout around it.
 	env []string
-	// warn says, once, that git failed and filesChanged is off.
-	warn func(msg string)
+	// warn says, once, that git failed and filesChanged is off; note says
+	// that it works again (gitstall.go).
+	warn, note func(msg string)
+	// commits: the run commits each iteration, which a git status that
+	// cannot run stops too.
+	commits bool
+	// stuck is the file git status was found waiting on, pause why git
+	// does not run now, misses the scans missed in a row (gitstall.go).
+	stuck, pause string
+	misses       int
 }
 
 // gitSnapshot is a work tree's dirty files and HEAD at one moment.
@@ -158,7 +164,7 @@ func runGitEnv(dir string, env []string, args ...string) ([]byte, error) {
 	cmd.WaitDelay = time.Second
 	out, err := outputOwn(cmd)
 	if ctx.Err() != nil {
-		return nil, errors.New("git did not answer within " + gitTimeout.String())
+		return nil, gitStalled("git "+gitVerb(args), dir)
 	}
 	return out, err
 }
@@ -168,14 +174,16 @@ func (g *gitTree) snapshot() *gitSnapshot {
 	if g == nil || g.failed {
 		return nil
 	}
-	out, err := runGitEnv(g.top, g.env, "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
-	if err != nil {
-		g.failed = true
-		if g.warn != nil {
-			g.warn(fmt.Sprintf("git status failed in %s (%v): the history lists no changed files for the rest of this run", g.top, err))
-		}
+	if why := g.gitBlocked(); why != "" { // gitstall.go: no wait on a file git hangs on
+		g.paused(why)
 		return nil
 	}
+	out, err := runGitEnv(g.top, g.env, "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
+	if err != nil {
+		g.scanFailed(err)
+		return nil
+	}
+	g.scanned()
 	s := &gitSnapshot{dirty: map[string]fileStamp{}}
 	for _, entry := range bytes.Split(out, []byte{0}) {
 		line := string(entry)
@@ -303,4 +311,82 @@ func (g *gitTree) excluded(abs string) bool {
 		}
 	}
 	return false
+}
+
+// gitBlocked says why git status must not run in g now (stats only): the
+// file an earlier scan found git waiting on is there still, or an exclude
+// file gitexclude.go names is one git would wait on; "" when none is.
+func (g *gitTree) gitBlocked() string {
+	if g.stuck != "" {
+		if fi, err := os.Lstat(g.stuck); err == nil && hangsGit(fi.Mode()) {
+			return stallText(g.stuck, fileKind(fi))
+		}
+		g.stuck = ""
+	}
+	if err := excludeHazard(g.top, g.exclude...); err != nil {
+		return strings.TrimSuffix(err.Error(), ", then run again") // it is tried again
+	}
+	return ""
+}
+
+// stopsWhat is what a git status that cannot run stops: the changed files
+// of the history, and the commits of a run that commits.
+func (g *gitTree) stopsWhat() string {
+	if g.commits {
+		return "the iterations are not committed and the history lists no changed files"
+	}
+	return "the history lists no changed files"
+}
+
+// paused notes that git status cannot run now, for why: said once per
+// cause; git is tried again at the next scan.
+func (g *gitTree) paused(why string) {
+	g.misses++
+	if why != g.pause && g.warn != nil {
+		g.warn(fmt.Sprintf("git cannot run in %s: %s; until then %s (git is tried again after each iteration)", g.top, why, g.stopsWhat()))
+	}
+	g.pause = why
+}
+
+// scanFailed handles a git status that failed with err: paused while a
+// file it waits on is found, else tried once more, then given up for the
+// rest of the run.
+func (g *gitTree) scanFailed(err error) {
+	var st *gitStallError
+	if errors.As(err, &st) && st.path != "" {
+		g.stuck = st.path
+		g.paused(fmt.Sprintf("git did not answer within %s: %s", gitTimeout, st.why))
+		return
+	}
+	if st != nil && g.misses == 0 {
+		g.paused(err.Error())
+		return
+	}
+	g.failed = true
+	if g.warn != nil {
+		g.warn(fmt.Sprintf("git status failed in %s (%v): %s for the rest of this run", g.top, err, g.stopsWhat()))
+	}
+}
+
+// scanned notes that git status answered: after a pause, the run says the
+// work goes on.
+func (g *gitTree) scanned() {
+	if g.pause != "" && g.note != nil {
+		what := "the history lists changed files again"
+		if g.commits {
+			what = "the commits resume"
+		}
+		g.note(fmt.Sprintf("git answers again in %s: %s", g.top, what))
+	}
+	g.pause, g.misses = "", 0
+}
+
+// stalledOn notes the file a git command of the run (a commit's git add)
+// was found waiting on, if err names one: the scans do not run git while
+// it is there (gitBlocked).
+func (g *gitTree) stalledOn(err error) {
+	var st *gitStallError
+	if errors.As(err, &st) && st.path != "" {
+		g.stuck = st.path
+	}
 }

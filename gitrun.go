@@ -132,6 +132,8 @@ func startGitWork(s *runGitSetup, root string, exclude []string, reuse bool, con
 		return nil
 	}
 	g.warn = func(msg string) { con.errorf("warning: %s", msg); log.printf("WARNING: %s", msg) }
+	g.note = func(msg string) { con.noticef("%s", msg); log.printf("[%s]", msg) }
+	g.commits = s != nil && s.commit
 	g.reuse = reuse
 	if err := excludeHazard(g.top, exclude...); err != nil { // gitexclude.go
 		g.failed = true

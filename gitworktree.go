@@ -104,7 +104,7 @@ func gitRunWith(dir string, stdin []byte, env []string, args ...string) (string,
 	cmd.Stderr = &stderr
 	out, err := outputOwn(cmd)
 	if ctx.Err() != nil {
-		return "", "", errors.New("git " + args[0] + " did not answer within " + gitTimeout.String())
+		return "", "", gitStalled("git "+gitVerb(args), dir)
 	}
 	return strings.TrimSpace(string(out)), strings.TrimSpace(stderr.String()), err
 }

@@ -116,13 +116,20 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	st.Elapsed, st.ProgressWord, st.StopRequest = r.elapsed(), progressWord(r.mode), r.stop.source
 	st.Dir, st.RunScript = r.workRoot(), r.side.runScript
 	v := r.stops.evaluate(&st)
-	if v.met != nil && v.met.group == groupSuccess && !rec.OK { // evidence.go
-		r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
-		v = otherMet(v, &r.stops)
+	// A file it made counts in this iteration only (condfile.go), and a
+	// failed one completes nothing (evidence.go).
+	r.stops.judged(st.Dir, rec.Iteration)
+	if !rec.OK {
+		if v.met != nil && v.met.group == groupSuccess {
+			r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
+			v = otherMet(v, &r.stops)
+		}
+		refuseSuccess(v.reports, "the iteration failed")
 	}
 	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
 		claim := v.reason
 		v = r.checks.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
+		refuseSuccess(v.reports, fmt.Sprintf("before iteration %d (--min-iterations)", r.minIterations))
 		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted", rec.Iteration, r.minIterations)
 		if v.met == nil { // else the run's last line says why it ends
 			msg += ", the run goes on"
@@ -152,6 +159,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 			return e
 		}
 		v = otherMet(v, &r.stops)
+		refuseSuccess(v.reports, "the verifier did not pass it")
 	}
 	if v.met == nil {
 		r.showConditions(v.reports)
@@ -171,6 +179,26 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	}
 	e := truthfulEnding(endingFor(v.met, v.reason), v.met, !rec.OK, rec.Reason)
 	return &e
+}
+
+// refuseSuccess shows the met success conditions of reports as not met,
+// and why: a completion not accepted (a failed iteration, --min-iterations,
+// the verifier) is said so in the conditions line and status, never "met
+// (100%)". A task_complete's reason is then a claim not accepted, as
+// status reads it (claimText).
+func refuseSuccess(reports []condReport, why string) {
+	for i := range reports {
+		c := &reports[i]
+		switch {
+		case c.Group != groupSuccess || !c.Met:
+			continue
+		case c.Type == condTaskComplete:
+			c.Reason = claimNotAccepted + why
+		default:
+			c.Reason += ", not accepted: " + why
+		}
+		c.Met, c.Progress = false, 0
+	}
 }
 
 // record records an iteration that the loop does not judge further: an

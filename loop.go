@@ -610,6 +610,10 @@ func (r *runner) finish(end ending) error {
 	if err := r.ws.save(); err != nil && !(end.gone && isGone(err)) {
 		r.checks.disk.warnSave(r.con, r.ws.metadataPath(), err)
 	}
+	if msg := r.gitSetup.endNote(r.git); msg != "" { // gitcommit.go
+		r.con.errorf("warning: %s", msg)
+		r.log.printf("WARNING: %s", msg)
+	}
 	elapsed := r.elapsed()
 	run := r.count.totals
 	summary := fmt.Sprintf("%s (%s, %s, %s)", end.reason, plural(run.Iterations, "iteration"), roundDuration(elapsed), costText(run.CostUSD, run.estimated()))

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestFindStallFile: the walk finds a .gitignore git would wait on deep in
+// the tree, never one inside .git, nor a regular one.
+func TestFindStallFile(t *testing.T) {
+	top := t.TempDir()
+	for _, d := range []string{".git/x", "a/b", "c"} {
+		if err := os.MkdirAll(filepath.Join(top, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(top, "c", ".gitignore"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(top, ".git", "x", ".gitignore"), 0o644); err != nil {
+		t.Skip("no mkfifo:", err)
+	}
+	if p, why := findStallFile(top); p != "" {
+		t.Fatalf("found %q (%s), want none: .git is not walked and a regular file is fine", p, why)
+	}
+	want := filepath.Join(top, "a", "b", ".gitignore")
+	if err := syscall.Mkfifo(want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, why := findStallFile(top)
+	if p != want || !strings.Contains(why, "is a named pipe, not a regular file") || !strings.Contains(why, "rm "+want) {
+		t.Fatalf("findStallFile = %q, %q; want %q named with its fix", p, why, want)
+	}
+	err := gitStalled("git status", filepath.Join(top, "a"))
+	if !strings.Contains(err.Error(), "git status did not answer within ") || !strings.Contains(err.Error(), want) {
+		t.Fatalf("gitStalled = %v", err)
+	}
+}
+
+// TestGitVerb: the command is named past git's -c options.
+func TestGitVerb(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "-z"}, "status"},
+		{[]string{"-c", "user.name=x", "-c", "user.email=y", "commit", "-m", "m"}, "commit"},
+		{[]string{"-C", "dir", "add"}, "add"},
+		{[]string{"--literal-pathspecs", "add", "-A"}, "add"},
+		{nil, ""},
+	} {
+		if got := gitVerb(c.args); got != c.want {
+			t.Errorf("gitVerb(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
