@@ -55,27 +55,28 @@ func fileContains(path, s string) (bool, error) {
 	}
 }
 
-// fileStart is the target of a file condition as the conditions were
-// last judged: as the run found it before its first iteration, then as
-// each judgement left it. A file left from before the run was not created
-// by it (SPEC.md §5, file_created), nor written with its content
-// (file_contains); and a file an earlier iteration made is that
-// iteration's claim, not the next one's (tryout 6 defect 2: a DONE.md made
-// in iteration 1 ended iteration 3, and a completion the verifier had
-// rejected was verified again, with no new claim). Such a condition is met
-// once the file is created, replaced or changed since (identity, size,
-// modification time: statusCopy's comparison), as a completion in
-// .status.json counts only in the iteration that wrote it (evidence.go).
+// fileStart is the target of a file condition as the run found it: a
+// file left from before the run was not created by it (SPEC.md §5,
+// file_created), nor written with its content (file_contains). Such a
+// condition is met once the file is created, replaced or changed since
+// (identity, size, modification time: statusCopy's comparison). A
+// completion that was refused (by the verifier, --min-iterations, a failed
+// iteration) takes its files again as they are (stopSet.rejected): the
+// marker an iteration made is its claim, judged once, not the next
+// iteration's (tryout 6 defect 2: a DONE.md made in iteration 1 and
+// rejected was verified again after every iteration that left it alone),
+// as a completion in .status.json counts only in the iteration that wrote
+// it (evidence.go).
 type fileStart struct {
-	file statusCopy // the file at the last judgement, as a stat saw it
+	file statusCopy // the file at the start, or as a refused completion left it
 	held bool       // file_contains: it held the content at the run's start
-	// at is the iteration whose judgement last saw the file change (0:
-	// the run's start), for the reasons.
+	// at is the iteration whose refused completion took the file again
+	// (0: the run's start), for the reasons.
 	at int
 }
 
-// unchanged reports whether the file at path is the one last judged, as
-// it was: nil (no start taken) is never unchanged.
+// unchanged reports whether the file at path is the one taken, as it
+// was: nil (no start taken) is never unchanged.
 func (f *fileStart) unchanged(path string) bool {
 	return f != nil && f.file.exists && f.file.sameID(statOnly(path))
 }
@@ -85,19 +86,23 @@ func (f *fileStart) since() string {
 	if f.at == 0 {
 		return "from before this run, unchanged"
 	}
-	return fmt.Sprintf("unchanged since iteration %d: it counts when an iteration creates or changes it", f.at)
+	return fmt.Sprintf("unchanged since its completion was refused at iteration %d: it counts when an iteration creates or changes it", f.at)
 }
 
-// judged notes the target of every file condition of s as the judgement
-// of iteration n leaves it, paths relative to dir: what iteration n made
-// or changed does not count again in a later iteration. A file as it was
-// keeps its baseline (and its iteration, for the reasons).
-func (s *stopSet) judged(dir string, n int) {
-	for _, gc := range s.ordered {
-		gc.c.walk(func(c *condition) {
-			if c.Type != condFileCreated && c.Type != condFileContains {
-				return
-			}
+// rejected takes again, as iteration n left them, the files of the file
+// conditions whose completion was refused at n, paths relative to dir: a
+// later iteration claims it again by creating or changing one. Those of
+// the success conditions only, and none under a not: there a file counts
+// as a state (a BLOCKED.md made earlier still keeps not{file_created
+// BLOCKED.md} unmet), and the files of an all may come from different
+// iterations until a completion is refused.
+func (s *stopSet) rejected(dir string, n int) {
+	var take func(c *condition)
+	take = func(c *condition) {
+		switch c.Type {
+		case condNot:
+			return
+		case condFileCreated, condFileContains:
 			now := statOnly(resolvePath(dir, c.Path))
 			if c.start == nil {
 				c.start = &fileStart{}
@@ -105,7 +110,15 @@ func (s *stopSet) judged(dir string, n int) {
 			if !c.start.file.sameID(now) {
 				c.start.file, c.start.at = now, n
 			}
-		})
+		}
+		for _, sub := range c.Conditions {
+			take(sub)
+		}
+	}
+	for _, gc := range s.ordered {
+		if gc.group == groupSuccess {
+			take(gc.c)
+		}
 	}
 }
 

@@ -20,11 +20,13 @@ package main
 //   - A condition that reads what the agent writes is judged on what the
 //     iteration judged did, as .status.json's claims are (evidence.go):
 //     task_complete (and a question) only when the iteration wrote the
-//     file; file_created and file_contains only when the file was
-//     created, replaced or changed since the conditions were last judged
-//     (condfile.go: a marker made in iteration 1 does not end iteration
-//     3; inside all, every file must be written by the same iteration);
-//     output_pattern reads the iteration's own final result. No
+//     file; file_created and file_contains when the file was created,
+//     replaced or changed since the run started, and, once a completion
+//     was refused, since that refusal (condfile.go: a DONE made in
+//     iteration 1 and refused does not end iteration 3; a file under a
+//     not counts as a state, so a BLOCKED.md made earlier keeps
+//     not{file_created} unmet); output_pattern reads the iteration's own
+//     final result. No
 //     success condition is met after a failed iteration. Three read the
 //     project as the iteration left it rather than a claim:
 //     all_tests_pass and specific_tests_pass (the test command runs after

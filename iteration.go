@@ -116,18 +116,20 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	st.Elapsed, st.ProgressWord, st.StopRequest = r.elapsed(), progressWord(r.mode), r.stop.source
 	st.Dir, st.RunScript = r.workRoot(), r.side.runScript
 	v := r.stops.evaluate(&st)
-	// A file it made counts in this iteration only (condfile.go), and a
-	// failed one completes nothing (evidence.go).
-	r.stops.judged(st.Dir, rec.Iteration)
+	// A failed iteration completes nothing (evidence.go); a refused
+	// completion's files count again once an iteration changes them
+	// (condfile.go).
 	if !rec.OK {
 		if v.met != nil && v.met.group == groupSuccess {
 			r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
+			r.stops.rejected(st.Dir, rec.Iteration)
 			v = otherMet(v, &r.stops)
 		}
 		refuseSuccess(v.reports, "the iteration failed")
 	}
 	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
 		claim := v.reason
+		r.stops.rejected(st.Dir, rec.Iteration)
 		v = r.checks.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
 		refuseSuccess(v.reports, fmt.Sprintf("before iteration %d (--min-iterations)", r.minIterations))
 		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted", rec.Iteration, r.minIterations)
@@ -158,6 +160,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		if e := r.verifyClaim(v.reason, otherMet(v, &r.stops).met == nil); e != nil {
 			return e
 		}
+		r.stops.rejected(st.Dir, rec.Iteration)
 		v = otherMet(v, &r.stops)
 		refuseSuccess(v.reports, "the verifier did not pass it")
 	}
