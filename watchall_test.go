@@ -102,3 +102,20 @@ func TestWatchAllMessageLife(t *testing.T) {
 		t.Fatalf("a message about no run went at once")
 	}
 }
+
+// TestProjectNames pins the tables' project names: the folder's name
+// unless another project going on ends with it; then the shortest tail
+// that differs, or the whole path when another one ends with all of it.
+func TestProjectNames(t *testing.T) {
+	got := projectNames([]string{"/h/x1/app", "/h/x2/app/", "/h/x1/app", "/srv/other", "/app/api", "/b/app/api", "/"})
+	want := map[string]string{"/h/x1/app": "x1/app", "/h/x2/app": "x2/app", "/srv/other": "other",
+		"/app/api": "/app/api", "/b/app/api": "/b/app/api", "/": "/"}
+	if len(got) != len(want) {
+		t.Errorf("projectNames: %v, want %v", got, want)
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("projectNames: %s named %q, want %q", p, got[p], w)
+		}
+	}
+}
