@@ -36,7 +36,8 @@ the last run: its log, in its scratch copy, is shown, and said to be.
 
 Options:
   -f, --follow   follow the log of a run in progress until it ends
-                 (Ctrl+C stops following, not the run)
+                 (Ctrl+C stops following, not the run; exit 1 when
+                 the run ends without saying how: killed, or crashed)
   --run N        the Nth run's log (1 is the first, -1 the last)
   --list         list the logs, numbered, instead
 
@@ -238,6 +239,7 @@ func followLog(env *cliEnv, w *workspace, l followed, out *logOut) error {
 	defer signal.Stop(sigs)
 	tick := time.NewTicker(logsPoll)
 	defer tick.Stop()
+	pid := w.runningPID() // the run followed, if one is going on
 	for {
 		running := w.runningPID() != 0
 		if _, err := io.Copy(out, l.r); err != nil {
@@ -251,7 +253,15 @@ func followLog(env *cliEnv, w *workspace, l followed, out *logOut) error {
 		}
 		if !running {
 			// What it wrote before it ended was copied above.
-			return writeError(out.finish())
+			if err := out.finish(); err != nil {
+				return writeError(err)
+			}
+			if pid != 0 && !endedSaying(w.statePath(), pid) {
+				// As watch says it: a run killed (kill -9) or crashed
+				// wrote no ending.
+				return fmt.Errorf("the run (pid %d) ended without saying how: killed, or it crashed", pid)
+			}
+			return nil
 		}
 		select {
 		case sig := <-sigs:
@@ -261,6 +271,13 @@ func followLog(env *cliEnv, w *workspace, l followed, out *logOut) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// endedSaying reports whether the run of pid wrote its ending in its
+// state file, state.
+func endedSaying(state string, pid int) bool {
+	st, err := readRunState(state)
+	return err == nil && st.PID == pid && st.Ended
 }
 
 // logOut writes a log to the screen or a file: sanitized line by line on
