@@ -37,7 +37,6 @@ func (r *runner) setup(pos []string) error {
 	var ws *workspace
 	switch {
 	case len(pos) == 1 && !(opts.prompt.set && ralphDot(env, pos[0])): // list's ".", with --prompt: the ralph-mode run
-
 		ws, err = openWorkspaceKeep(env, base.WorkspacesDir, pos[0], !opts.dryRun)
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) && nw.near != "" && opts.dryRun {
@@ -53,16 +52,11 @@ func (r *runner) setup(pos []string) error {
 	default:
 		ws = ralphWorkspace(env.projectRoot)
 		if err = ws.load(); errors.Is(err, os.ErrNotExist) {
-			if !opts.dryRun {
-				if err := agentsFound(base); err != nil {
-					return err // before .claude-iterate/ is made
-				}
-			}
 			ws.meta = &metadata{Name: ws.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
 			if _, serr := os.Lstat(ws.StateDir); errors.Is(serr, os.ErrNotExist) && !opts.dryRun {
 				r.newState = ws.StateDir // removed if the set-up fails (removeNewState)
 			}
-			if err = nil; !opts.dryRun {
+			if err = agentsFound(base, opts.dryRun); err == nil && !opts.dryRun { // no .claude-iterate/ for a missing agent
 				err = ws.save()
 			}
 		}
@@ -77,14 +71,10 @@ func (r *runner) setup(pos []string) error {
 		if ws, err = r.useScratch(ws); err != nil {
 			return err
 		}
+	} else if err := agentsFound(resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user), false); err != nil {
+		return err // before the run holds the workspace: nothing recorded
 	}
-	if !opts.dryRun { // a dry run's agent is the built-in mock
-		if err := agentsFound(resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user)); err != nil {
-			return err // before the run holds the workspace: nothing recorded
-		}
-	}
-	r.ws = ws
-	r.mode = ws.meta.Mode
+	r.ws, r.mode = ws, ws.meta.Mode
 	lock, prev, err := acquireRunLock(ws)
 	if err != nil {
 		var el *errLocked
@@ -195,24 +185,6 @@ func (r *runner) setup(pos []string) error {
 	err = ws.save()
 	ws.held = err == nil
 	return err
-}
-
-// agentsFound refuses a run whose agents (cfg's agent, then its fallback
-// agents) are not all installed, as resolveAgent would, but before the run
-// holds the workspace: a missing program is a bad input, and the workspace
-// keeps its state (a new one stays new). Faults of the agents' settings are
-// left to resolveAgent, which reports them in order.
-func agentsFound(cfg *settings) error {
-	chain, err := agentChain(cfg)
-	if err != nil {
-		return nil
-	}
-	for _, a := range chain {
-		if _, err := findAgentCLI(a, cfg); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // setupFailed records a run that failed before its first iteration, once
