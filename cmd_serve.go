@@ -281,7 +281,7 @@ func serveToken(path string) (string, error) {
 		}
 	}
 	if err := makeDirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("making %s: %w", filepath.Dir(path), unwrapPathError(err))
+		return "", stateDirError(filepath.Dir(path), err)
 	}
 	b := make([]byte, serveTokenBytes)
 	rand.Read(b)
