@@ -161,6 +161,25 @@ func findAgentCLI(a agentCLI, cfg *settings) (string, error) {
 	return "", &inputError{err}
 }
 
+// agentsFound refuses a run whose agents (cfg's agent, then its fallback
+// agents) are not all installed, as resolveAgent would, but before the run
+// holds the workspace: a missing program is a bad input, and the workspace
+// keeps its state (a new one stays new). Faults of the agents' settings are
+// left to resolveAgent, which reports them in order. A dry run's agent is
+// the built-in mock: dry, nothing is looked for.
+func agentsFound(cfg *settings, dry bool) error {
+	chain, err := agentChain(cfg)
+	if err != nil || dry {
+		return nil
+	}
+	for _, a := range chain {
+		if _, err := findAgentCLI(a, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // commandOrigin says where cfg took agent a's executable from, for a hint:
 // its flag, its environment variable, or its config key and file.
 func commandOrigin(a agentCLI, cfg *settings) string {

@@ -57,6 +57,14 @@ func runAnswer(env *cliEnv, args []string) error {
 	text := pos[len(pos)-1]
 	w, err := workspaceFromArgs(env, pos[:len(pos)-1])
 	if err != nil {
+		// One argument, which names a workspace rather than a ralph-mode
+		// run's answer: the answer is what is missing.
+		var noRalph *noRalphError
+		if len(pos) == 1 && errors.As(err, &noRalph) && pos[0] != "-" {
+			if _, werr := workspaceFromArgs(env, pos); werr == nil {
+				return usagef("missing the answer: claude-iterate answer %s TEXT", shellQuote(pos[0]))
+			}
+		}
 		return err
 	}
 	label := wsLabel(w, pos[:len(pos)-1])

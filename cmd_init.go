@@ -64,7 +64,8 @@ Options:
                               'Edit,Write,Bash(go test:*)' (claude.allowedTools)
   --worktree                  its runs work in a git worktree of their own,
                               on branch claude-iterate/<workspace>
-                              (git.worktree; see 'help run')
+                              (git.worktree; see 'help run'); another branch
+                              or start: the first run's --branch, --base
   --agent NAME                the agent CLI of its runs: claude or codex (agent)
   --fallback-agent NAME       agents that take over at a usage limit, in
                               order (fallbackAgents)
@@ -80,6 +81,25 @@ Examples:
   claude-iterate init api --instructions TASK.md --permission-mode acceptEdits
 `
 
+// worktreeFlagsAtInit refuses init's --branch and --base (given as
+// branch, base), which only the run that makes the workspace's worktree
+// takes; worktree: init was given --worktree.
+func worktreeFlagsAtInit(arg string, worktree bool, branch, base stringFlag) error {
+	var flags []string
+	run := "claude-iterate run " + shellQuote(arg)
+	if !worktree {
+		run += " --worktree"
+	}
+	if branch.set {
+		flags, run = append(flags, "--branch"), run+" --branch "+shellQuote(branch.s)
+	}
+	if base.set {
+		flags, run = append(flags, "--base"), run+" --base "+shellQuote(base.s)
+	}
+	return &inputError{withHint(fmt.Errorf("init does not take %s: the run that makes the workspace's worktree names its branch and start", strings.Join(flags, " and ")),
+		"init without it, then: %s", run)}
+}
+
 func runInit(env *cliEnv, args []string) error {
 	fs := newFlagSet("init")
 	mode := fs.String("mode", modeLoop, "")
@@ -88,11 +108,19 @@ func runInit(env *cliEnv, args []string) error {
 	var template stringFlag
 	fs.Var(&template, "template", "")
 	worktree := fs.Bool("worktree", false, "")
+	// --branch and --base name a new worktree's branch and start, which
+	// its first run makes: refused here with the command that takes them.
+	var branch, base stringFlag
+	fs.Var(&branch, "branch", "")
+	fs.Var(&base, "base", "")
 	var sf settingFlags
 	sf.register(fs)
 	arg, err := parseWorkspaceArg(fs, args, "workspace name")
 	if err != nil {
 		return err
+	}
+	if branch.set || base.set {
+		return worktreeFlagsAtInit(arg, *worktree, branch, base)
 	}
 	if err := checkModeFlag(*mode); err != nil {
 		return err

@@ -36,7 +36,8 @@ the last run: its log, in its scratch copy, is shown, and said to be.
 
 Options:
   -f, --follow   follow the log of a run in progress until it ends
-                 (Ctrl+C stops following, not the run)
+                 (Ctrl+C stops following, not the run; exit 1 when
+                 the run ends without saying how: killed, or crashed)
   --run N        the Nth run's log (1 is the first, -1 the last)
   --list         list the logs, numbered, instead
 
@@ -238,9 +239,11 @@ func followLog(env *cliEnv, w *workspace, l followed, out *logOut) error {
 	defer signal.Stop(sigs)
 	tick := time.NewTicker(logsPoll)
 	defer tick.Stop()
+	pid := w.runningPID() // the run followed, if one is going on
+	var tail logTail      // the end of what was copied
 	for {
 		running := w.runningPID() != 0
-		if _, err := io.Copy(out, l.r); err != nil {
+		if _, err := io.Copy(io.MultiWriter(out, &tail), l.r); err != nil {
 			return writeError(err)
 		}
 		if err := out.Flush(); err != nil {
@@ -251,7 +254,15 @@ func followLog(env *cliEnv, w *workspace, l followed, out *logOut) error {
 		}
 		if !running {
 			// What it wrote before it ended was copied above.
-			return writeError(out.finish())
+			if err := out.finish(); err != nil {
+				return writeError(err)
+			}
+			if pid != 0 && !tail.ended() && !endedSaying(w.statePath(), pid) {
+				// As watch says it: a run killed (kill -9) or crashed
+				// wrote no ending.
+				return fmt.Errorf("the run (pid %d) ended without saying how: killed, or it crashed", pid)
+			}
+			return nil
 		}
 		select {
 		case sig := <-sigs:
@@ -261,6 +272,30 @@ func followLog(env *cliEnv, w *workspace, l followed, out *logOut) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// logTail keeps the end of what is written to it: a followed log's.
+type logTail struct{ b []byte }
+
+func (t *logTail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 2048 {
+		t.b = append(t.b[:0], t.b[len(t.b)-1024:]...)
+	}
+	return len(p), nil
+}
+
+// ended reports whether the log ends with its RUN ENDED section: the run
+// said how it ended (a dry run's state file goes with its scratch copy).
+func (t *logTail) ended() bool {
+	return bytes.Contains(t.b, []byte(logRule+"\nRUN ENDED\n"))
+}
+
+// endedSaying reports whether the run of pid wrote its ending in its
+// state file, state.
+func endedSaying(state string, pid int) bool {
+	st, err := readRunState(state)
+	return err == nil && st.PID == pid && st.Ended
 }
 
 // logOut writes a log to the screen or a file: sanitized line by line on

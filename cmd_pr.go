@@ -28,7 +28,9 @@ the push it made and the gh command (and, for a GitHub remote, the URL)
 that opens the pull request. The repository's configuration is not changed
 (no upstream is set). It refuses while a run of the workspace is going on
 (the run may commit to the branch while it is pushed): wait for the run to
-end, or stop it ('claude-iterate stop <workspace>'), then pr again.
+end, or stop it ('claude-iterate stop <workspace>'), then pr again. A
+branch with no commit that its base lacks (merged already) is not pushed:
+it says so, exit 0.
 
 Options:
   --remote NAME   the remote to push to (default origin)
@@ -57,6 +59,18 @@ func runPR(env *cliEnv, args []string) error {
 		return err
 	}
 	release() // refused while a run holds it; a run started now may go on (a push does not change the workspace)
+	if st.Base != "" {
+		// A branch merged already (or with no work yet) has nothing
+		// for a pull request: nothing is pushed.
+		ahead, err := countCommits(g.top, st.Base, st.Branch)
+		if err != nil {
+			return err
+		}
+		if ahead == 0 {
+			fmt.Fprintf(env.stdout, "No pull request to open: %s has no commit that %s lacks (merged already, or no work yet); nothing was pushed\n", st.Branch, st.Base)
+			return nil
+		}
+	}
 	url, stderr, err := gitOut(g.top, nil, "remote", "get-url", "--", remote.s)
 	if err != nil {
 		return fmt.Errorf("the repository has no remote %s (%s): add one (git remote add %s URL), or name another with --remote", remote.s, gitFailure(stderr, err), remote.s)

@@ -109,7 +109,7 @@ func psRow(v runView) []string {
 	if v.DryRun {
 		ws += " (dry run)"
 	}
-	return []string{sanitizeString(clipWidth(filepath.Base(v.Project), 24)), ws,
+	return []string{sanitizeString(clipWidth(firstNonEmpty(v.ProjectName, filepath.Base(v.Project)), 24)), ws,
 		stateWords(v.State), iterationText(v), compactDuration(time.Duration(v.ElapsedMS) * time.Millisecond),
 		costText(v.CostUSD, v.CostEstimated), progressText(v.Progress), sanitizeString(oneLine(v.Now))}
 }

@@ -77,7 +77,9 @@ Options:
   --listen ADDR    listen on ADDR (a host or host:port) instead of
                    127.0.0.1: plain HTTP, readable on the way; prefer an
                    SSH tunnel (ssh -L 8080:127.0.0.1:8080 host) or a
-                   private network such as Tailscale
+                   private network such as Tailscale; on 0.0.0.0 (IPv4)
+                   or :: (every address), the URL of each of this
+                   machine's addresses
   --read-only      show the runs, with no action (no stop, no answer)
 
 Examples:
@@ -137,25 +139,31 @@ func runServe(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	host, _, _ := net.SplitHostPort(addr)
+	network := "tcp" // an unspecified IPv4 address (0.0.0.0): IPv4 only, as asked
+	if ip := net.ParseIP(host); ip != nil && ip.To4() != nil {
+		network = "tcp4"
+	}
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		return withHint(fmt.Errorf("cannot listen on %s: %w", addr, err), "choose another --port, or none for a free one")
 	}
 	defer ln.Close()
 	s := newServer(token, *readOnly)
-	url := "http://" + urlHost(ln.Addr().(*net.TCPAddr)) + "/?token=" + token
+	urls := serveURLs(ln.Addr().(*net.TCPAddr), token)
+	url := urls[0]
 	info, _ := json.MarshalIndent(serveInfo{Token: token, URL: url, PID: os.Getpid()}, "", "  ")
 	if err := writeFileAtomic(filepath.Join(stateDir, serveFile), append(info, '\n'), 0o600); err != nil {
 		return fmt.Errorf("keeping the token: %w", err)
 	}
-	if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) {
+	if !isLoopback(host) {
 		fmt.Fprintf(env.stderr, "%s: warning: serving plain HTTP on %s: the token and the runs can be read on the way; prefer an SSH tunnel or a private network such as Tailscale\n", progName, ln.Addr())
 	}
 	mode := ""
 	if *readOnly {
 		mode = " (read-only)"
 	}
-	fmt.Fprintf(env.stdout, "Serving the runs of this machine%s at:\n  %s\n(Ctrl+C stops serving; the runs go on)\n", mode, url)
+	fmt.Fprintf(env.stdout, "Serving the runs of this machine%s at:\n  %s\n(Ctrl+C stops serving; the runs go on)\n", mode, strings.Join(urls, "\n  "))
 	if f, ok := env.stdout.(interface{ Sync() error }); ok {
 		f.Sync()
 	}
@@ -225,16 +233,41 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// urlHost is the host:port of the URL to print for a as listened on: this
-// machine's name for an unspecified address (0.0.0.0, ::).
-func urlHost(a *net.TCPAddr) string {
-	host := a.IP.String()
-	if a.IP.IsUnspecified() {
-		if name, err := os.Hostname(); err == nil && name != "" {
-			host = name
+// serveURLs are the URLs to print for a as listened on, with token: a's
+// own; for an unspecified address (0.0.0.0, ::), one per address of this
+// machine's interfaces that is up, neither loopback nor link-local (IPv4
+// only for 0.0.0.0), which a phone reaches where a short host name may
+// not resolve; the host name when there is none.
+func serveURLs(a *net.TCPAddr, token string) []string {
+	url := func(host string) string {
+		return "http://" + net.JoinHostPort(host, strconv.Itoa(a.Port)) + "/?token=" + token
+	}
+	if !a.IP.IsUnspecified() {
+		return []string{url(a.IP.String())}
+	}
+	var urls []string
+	ifaces, _ := net.Interfaces()
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, ad := range addrs {
+			ipn, ok := ad.(*net.IPNet)
+			if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() || (a.IP.To4() != nil && ipn.IP.To4() == nil) {
+				continue
+			}
+			urls = append(urls, url(ipn.IP.String()))
 		}
 	}
-	return net.JoinHostPort(host, strconv.Itoa(a.Port))
+	if len(urls) == 0 {
+		name, err := os.Hostname()
+		if err != nil || name == "" {
+			name = a.IP.String()
+		}
+		urls = append(urls, url(name))
+	}
+	return urls
 }
 
 // serveToken is the token kept at path, or a new random one when there is
@@ -248,7 +281,7 @@ func serveToken(path string) (string, error) {
 		}
 	}
 	if err := makeDirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("making %s: %w", filepath.Dir(path), unwrapPathError(err))
+		return "", stateDirError(filepath.Dir(path), err)
 	}
 	b := make([]byte, serveTokenBytes)
 	rand.Read(b)

@@ -86,8 +86,9 @@ func runStop(env *cliEnv, args []string) error {
 }
 
 // stopWhen says when the run of pid, whose state file is state, stops
-// once asked: a wait between iterations (the delay, a usage limit's) ends
-// at once, with no other iteration; an iteration is let finish.
+// once asked: a wait (the delay between iterations, a usage limit's, for
+// an answer) ends at once, with no other iteration; an iteration is let
+// finish.
 func stopWhen(pid int, state string) string {
 	st, err := readRunState(state)
 	if err == nil && st.PID == pid && !st.Ended {
@@ -96,6 +97,8 @@ func stopWhen(pid int, state string) string {
 			return "The run is waiting for a usage limit's reset: the wait ends and the run stops now, without retrying the iteration"
 		case phaseDelay:
 			return "The run is waiting between iterations: the wait ends and the run stops now"
+		case phaseQuestion:
+			return "The run is waiting for an answer: the wait ends and the run stops now, without the answer"
 		}
 	}
 	return "Workspace will stop after current iteration completes"

@@ -47,11 +47,14 @@ type allWatcher struct {
 	runs   []runView
 	err    error // reading the registry
 	// selID is the selected run's id; view what is shown; edit the answer
-	// being typed, to the run answerID; msg the last action's outcome.
+	// being typed, to the run answerID; msg the last action's outcome,
+	// about the run msgRun ("" none), shown until msgUntil (zero: for as
+	// long as that run is going on and selected).
 	selID, answerID string
 	view            int
 	edit            []byte
-	msg             string
+	msg, msgRun     string
+	msgUntil        time.Time
 	// panel is the opened run's state file (panelPath, of the run
 	// panelPID) as last read.
 	panel      *runState
@@ -126,6 +129,32 @@ func runWatchAll(env *cliEnv) (err error) {
 			a.refresh()
 		}
 		a.draw()
+	}
+}
+
+// msgLife is how long a plain confirmation ("Answer saved ...") stays.
+const msgLife = 5 * time.Second
+
+// say shows msg, an action's outcome about the run id ("" none): for life
+// (0: until the run ends or another is selected; always gone by then).
+func (a *allWatcher) say(id, msg string, life time.Duration) {
+	a.msg, a.msgRun, a.msgUntil = msg, id, time.Time{}
+	if life > 0 {
+		a.msgUntil = time.Now().Add(life)
+	}
+}
+
+// expireMsg drops the message at now once it is no longer true: its run
+// ended or is no longer the selected one (a key would then act on
+// another run than the message's), or its time is over.
+func (a *allWatcher) expireMsg(now time.Time) {
+	if a.msg == "" {
+		return
+	}
+	_, live := a.selected()
+	gone := a.msgRun != "" && (a.selID != a.msgRun || !live)
+	if gone || (!a.msgUntil.IsZero() && !now.Before(a.msgUntil)) {
+		a.msg, a.msgRun, a.msgUntil = "", "", time.Time{}
 	}
 }
 
@@ -211,13 +240,15 @@ func (a *allWatcher) key(k byte) (quit bool) {
 		}
 	case "\n", "\r":
 		if v, ok := a.selected(); ok && a.view == viewTable {
-			a.view, a.panel, a.panelStamp, a.msg = viewPanel, nil, fileStamp{}, ""
+			a.view, a.panel, a.panelStamp = viewPanel, nil, fileStamp{}
+			a.say("", "", 0)
 			a.panelPath, a.panelPID = v.entry.State, v.PID
 			a.refresh()
 		}
 	case "esc":
 		if a.view == viewPanel {
-			a.view, a.msg = viewTable, ""
+			a.view = viewTable
+			a.say("", "", 0)
 			a.refresh()
 		}
 	case "s", "S":
@@ -266,20 +297,32 @@ func (a *allWatcher) toggleStop() {
 	switch {
 	case stopFileExists(filepath.Join(v.entry.StateDir, stopFile)):
 		if _, err := v.cancelStop(); err != nil {
-			a.msg = "Cannot cancel the stop: " + err.Error()
+			a.say(v.ID, "Cannot cancel the stop: "+err.Error(), 0)
 		} else {
-			a.msg = "Stop request cancelled for " + v.label()
+			a.say(v.ID, "Stop request cancelled for "+v.label(), msgLife)
 		}
 	case v.StopRequested:
-		a.msg = "The stop was asked with the s key in the run's terminal: cancel it there"
+		a.say(v.ID, "The stop was asked with the s key in the run's terminal: cancel it there", 0)
 	default:
 		if err := v.requestStop(); err != nil {
-			a.msg = "Cannot ask the run to stop: " + err.Error()
+			a.say(v.ID, "Cannot ask the run to stop: "+err.Error(), 0)
 		} else {
-			a.msg = "Stop requested for " + v.label() + ": it stops after its iteration (s again cancels)"
+			a.say(v.ID, "Stop requested for "+v.label()+": "+stopsWhen(v.State)+" (s again cancels)", 0)
 		}
 	}
 	a.refresh()
+}
+
+// stopsWhen says when a run in state stops once asked: a wait (for an
+// answer, between iterations, for a usage limit's reset) ends at once.
+func stopsWhen(state string) string {
+	switch state {
+	case runStateWaiting:
+		return "it stops now, without the answer"
+	case runStateDelay, runStateLimit:
+		return "its wait ends and it stops now"
+	}
+	return "it stops after its iteration"
 }
 
 // startAnswer opens the editor for an answer to the selected run's
@@ -289,9 +332,10 @@ func (a *allWatcher) startAnswer() {
 	switch {
 	case !ok:
 	case v.Question == nil:
-		a.msg = "No question is pending in " + v.label()
+		a.say(v.ID, "No question is pending in "+v.label(), msgLife)
 	default:
-		a.view, a.answerID, a.edit, a.msg = viewAnswer, v.ID, nil, ""
+		a.view, a.answerID, a.edit = viewAnswer, v.ID, nil
+		a.say("", "", 0)
 	}
 }
 
@@ -300,18 +344,19 @@ func (a *allWatcher) startAnswer() {
 func (a *allWatcher) editKey(k byte, name string) {
 	switch {
 	case name == "esc":
-		a.view, a.msg = viewTable, "Answer cancelled"
+		a.view = viewTable
+		a.say(a.answerID, "Answer cancelled", msgLife)
 	case k == '\n' || k == '\r':
 		a.view = viewTable
 		v, ok := a.selected()
 		if !ok || v.ID != a.answerID {
-			a.msg = "The run ended: the answer is not saved"
+			a.say("", "The run ended: the answer is not saved", msgLife)
 			return
 		}
 		if err := v.answer(string(a.edit)); err != nil {
-			a.msg = "Answer not saved: " + err.Error()
+			a.say(v.ID, "Answer not saved: "+err.Error(), 0)
 		} else {
-			a.msg = "Answer saved for " + v.label() + ": the run goes on with it"
+			a.say(v.ID, "Answer saved for "+v.label()+": the run goes on with it", msgLife)
 		}
 		a.refresh()
 	case k == 0x7f || k == 0x08:
@@ -329,7 +374,9 @@ func (a *allWatcher) editKey(k byte, name string) {
 // draw writes the frame if it changed.
 func (a *allWatcher) draw() {
 	cols, rows := terminalSize(a.out)
-	lines := a.render(time.Now(), cols, rows)
+	now := time.Now()
+	a.expireMsg(now)
+	lines := a.render(now, cols, rows)
 	frame := "\x1b[H" + strings.Join(lines, "\x1b[K\r\n") + "\x1b[K\x1b[J"
 	if frame == a.frame {
 		return

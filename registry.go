@@ -155,7 +155,7 @@ func writeEntry(e runEntry) (string, error) {
 		return "", errors.New("no state directory: $HOME and $XDG_STATE_HOME are unset")
 	}
 	if err := makeDirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("making %s: %w", dir, unwrapPathError(err))
+		return "", stateDirError(dir, err)
 	}
 	data, err := json.MarshalIndent(&e, "", "  ")
 	if err != nil {
@@ -204,10 +204,53 @@ func validRunID(id string) bool {
 func registryReadError(dir string, err error) error {
 	fi, lerr := os.Lstat(dir)
 	if lerr != nil || fi.IsDir() {
+		if p, pfi := notDirOnPath(filepath.Dir(dir)); p != "" { // a parent, not the registry itself
+			return withHint(fmt.Errorf("reading the registry of runs %s: %s is not a directory (%s)", dir, p, fileKind(pfi)), "%s", stateDirHint(p))
+		}
 		return fmt.Errorf("reading the registry of runs %s: %w", dir, unwrapPathError(err))
 	}
 	return withHint(fmt.Errorf("reading the registry of runs %s: not a directory (%s)", dir, fileKind(fi)),
 		"it is where the runs going on are listed: remove it (%s); the next run makes the directory again", removeCommand(dir, dir))
+}
+
+// notDirOnPath is dir, or the nearest of its parents, that is there and
+// is no directory (a FIFO, a file; a link to a directory is one): what
+// keeps dir from being made or read; "" when none is. fi is its Lstat.
+func notDirOnPath(dir string) (string, os.FileInfo) {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil {
+			if st.IsDir() {
+				return "", nil
+			}
+			fi, err := os.Lstat(p)
+			if err != nil {
+				return "", nil
+			}
+			return p, fi
+		}
+		if filepath.Dir(p) == p {
+			return "", nil
+		}
+	}
+}
+
+// stateDirHint says what to do with p, no directory where the tool's
+// state directory (the registry, serve's token) goes.
+func stateDirHint(p string) string {
+	return fmt.Sprintf("it is where claude-iterate keeps the state of its runs: remove it (%s); the next run makes the directory again", removeCommand(p, p))
+}
+
+// stateDirError is the error of making the state directory dir (the
+// registry, or serve's): what is in the way named, with the command that
+// removes it.
+func stateDirError(dir string, err error) error {
+	e := fmt.Errorf("making %s: %w", dir, unwrapPathError(err))
+	if p, fi := notDirOnPath(dir); p == dir {
+		return withHint(fmt.Errorf("making %s: not a directory (%s)", dir, fileKind(fi)), "%s", stateDirHint(p))
+	} else if p != "" {
+		return withHint(fmt.Errorf("making %s: %s is not a directory (%s)", dir, p, fileKind(fi)), "%s", stateDirHint(p))
+	}
+	return e
 }
 
 // liveEntries reads the registry: the live runs' entries, sorted by

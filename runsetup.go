@@ -37,7 +37,6 @@ func (r *runner) setup(pos []string) error {
 	var ws *workspace
 	switch {
 	case len(pos) == 1 && !(opts.prompt.set && ralphDot(env, pos[0])): // list's ".", with --prompt: the ralph-mode run
-
 		ws, err = needSettings(openKeep(!opts.dryRun))(env, base.WorkspacesDir, pos[0]) // the run needs its mode and config
 		var nw *errNoWorkspace
 		if errors.As(err, &nw) && nw.near != "" && opts.dryRun {
@@ -57,7 +56,7 @@ func (r *runner) setup(pos []string) error {
 			if _, serr := os.Lstat(ws.StateDir); errors.Is(serr, os.ErrNotExist) && !opts.dryRun {
 				r.newState = ws.StateDir // removed if the set-up fails (removeNewState)
 			}
-			if err = nil; !opts.dryRun {
+			if err = agentsFound(base, opts.dryRun); err == nil && !opts.dryRun { // no .claude-iterate/ for a missing agent
 				err = ws.save()
 			}
 		}
@@ -72,9 +71,10 @@ func (r *runner) setup(pos []string) error {
 		if ws, err = r.useScratch(ws); err != nil {
 			return err
 		}
+	} else if err := agentsFound(resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user), false); err != nil {
+		return err // before the run holds the workspace: nothing recorded
 	}
-	r.ws = ws
-	r.mode = ws.meta.Mode
+	r.ws, r.mode = ws, ws.meta.Mode
 	lock, prev, err := acquireRunLock(ws)
 	if err != nil {
 		var el *errLocked

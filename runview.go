@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -63,6 +64,10 @@ type runView struct {
 	// DryRun: a dry run ('run --dry-run'), on a scratch copy (Path) of
 	// its workspace.
 	DryRun bool `json:"dryRun,omitempty"`
+	// ProjectName is the project as the tables name it: its folder's
+	// name, with as many parent folders as tell it from another project
+	// of the same name going on (x1/app, x2/app).
+	ProjectName string `json:"projectName"`
 
 	entry runEntry
 }
@@ -102,11 +107,18 @@ func (rr *runsReader) runs(project string) ([]runView, error) {
 	}
 	now := time.Now()
 	var out []runView
+	projects := make([]string, len(entries))
+	for i, e := range entries {
+		projects[i] = e.Project
+	}
+	names := projectNames(projects)
 	for _, e := range entries {
 		if project != "" && !sameDir(e.Project, project) {
 			continue
 		}
-		out = append(out, viewOf(e, rr.state(e.State), now))
+		v := viewOf(e, rr.state(e.State), now)
+		v.ProjectName = names[filepath.Clean(e.Project)]
+		out = append(out, v)
 	}
 	if rr.states != nil {
 		for path := range rr.states {
@@ -126,6 +138,42 @@ func (rr *runsReader) runs(project string) ([]runView, error) {
 		return out[i].Project+"\x00"+out[i].Workspace < out[j].Project+"\x00"+out[j].Workspace
 	})
 	return out, nil
+}
+
+// projectNames names each of the project folders paths (by its cleaned
+// path) with its shortest tail of folders that no other one ends with:
+// its folder's name, or x1/app and x2/app for /a/x1/app and /a/x2/app;
+// the whole path when another one ends with all of it.
+func projectNames(paths []string) map[string]string {
+	parts := map[string][]string{}
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		parts[p] = strings.Split(strings.TrimPrefix(p, "/"), "/")
+	}
+	tail := func(ps []string, k int) string {
+		return strings.Join(ps[max(len(ps)-k, 0):], "/")
+	}
+	names := map[string]string{}
+	for p, ps := range parts {
+		for k := 1; ; k++ {
+			if k >= len(ps) {
+				names[p] = p
+				break
+			}
+			clash := false
+			for q, qs := range parts {
+				if q != p && tail(qs, k) == tail(ps, k) {
+					clash = true
+					break
+				}
+			}
+			if !clash {
+				names[p] = tail(ps, k)
+				break
+			}
+		}
+	}
+	return names
 }
 
 // state reads the state file at path, nil if it cannot.

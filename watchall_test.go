@@ -68,3 +68,54 @@ func TestWatchAllFits(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchAllMessageLife pins when watch --all's message goes: a plain
+// confirmation after msgLife; one about a run when that run ends or
+// another is selected; one kept (life 0) stays while its run is selected.
+func TestWatchAllMessageLife(t *testing.T) {
+	runs := []runView{{ID: "r1"}, {ID: "r2"}}
+	now := time.Now()
+	a := &allWatcher{runs: runs, selID: "r1"}
+	a.say("r1", "Answer saved for r1", msgLife)
+	if a.expireMsg(now.Add(msgLife - time.Second)); a.msg == "" {
+		t.Fatalf("a confirmation went before msgLife")
+	}
+	if a.expireMsg(now.Add(msgLife + time.Second)); a.msg != "" {
+		t.Fatalf("a confirmation stayed after msgLife: %q", a.msg)
+	}
+	a.say("r1", "Stop requested for r1", 0)
+	if a.expireMsg(now.Add(time.Hour)); a.msg == "" {
+		t.Fatalf("a message about the selected run going on went")
+	}
+	a.selID = "r2"
+	if a.expireMsg(now); a.msg != "" {
+		t.Fatalf("a message about r1 stayed with r2 selected: %q", a.msg)
+	}
+	a.selID = "r1"
+	a.say("r1", "Stop requested for r1", 0)
+	a.runs = runs[1:]
+	if a.expireMsg(now); a.msg != "" {
+		t.Fatalf("a message about r1 stayed after r1 ended: %q", a.msg)
+	}
+	a.say("", "The run ended: the answer is not saved", msgLife)
+	if a.expireMsg(now); a.msg == "" {
+		t.Fatalf("a message about no run went at once")
+	}
+}
+
+// TestProjectNames pins the tables' project names: the folder's name
+// unless another project going on ends with it; then the shortest tail
+// that differs, or the whole path when another one ends with all of it.
+func TestProjectNames(t *testing.T) {
+	got := projectNames([]string{"/h/x1/app", "/h/x2/app/", "/h/x1/app", "/srv/other", "/app/api", "/b/app/api", "/"})
+	want := map[string]string{"/h/x1/app": "x1/app", "/h/x2/app": "x2/app", "/srv/other": "other",
+		"/app/api": "/app/api", "/b/app/api": "/b/app/api", "/": "/"}
+	if len(got) != len(want) {
+		t.Errorf("projectNames: %v, want %v", got, want)
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("projectNames: %s named %q, want %q", p, got[p], w)
+		}
+	}
+}

@@ -103,7 +103,7 @@
       li.tabIndex = 0;
       const row = el("div", "row1");
       row.append(el("span", "ws", v.workspace), el("span", "state " + v.state, stateWords(v.state)),
-        el("span", "proj", baseName(v.project)),
+        el("span", "proj", v.projectName || baseName(v.project)),
         el("span", "nums", "iteration " + iteration(v) + " · " + duration(v.elapsedMs) + " · " + cost(v.costUsd) + " · progress " + progress(v.progress)));
       li.append(row, el("span", "now", v.question ? "asks: " + v.question : v.now));
       li.addEventListener("click", () => open(v.id, true));
