@@ -13,7 +13,9 @@ package main
 //     symbolic link leading out of the workspace is refused, whenever it
 //     was put there;
 //   - an open never blocks (O_NONBLOCK: a FIFO is refused, not waited on);
-//     a regular file is put back in blocking mode once open;
+//     a regular file is put back in blocking mode once open; a directory
+//     is opened as one (openRootDir: a FIFO in its place, the agent's, is
+//     "not a directory", never opened);
 //   - anything but a regular file is refused, in one line naming the path
 //     and what is there (notRegularError);
 //   - a file whose torn write would lose state is replaced whole: a
@@ -109,18 +111,31 @@ func openWriteDir(path string) (*writeDir, error) {
 	if top := confiningRoot(path); top != "" && top != dir {
 		d.root, err = openInside(top, dir)
 	} else {
-		d.root, err = os.OpenRoot(dir)
+		d.root, err = openRootDir(dir)
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "write", Path: path, Err: unwrapPathError(err)}
+		return nil, &fs.PathError{Op: "write", Path: path, Err: notDirError(dir, err)}
 	}
 	return d, nil
+}
+
+// notDirError is err, the failed open of the directory dir, naming what
+// is there when it is no directory: "<dir> is not a directory (a named
+// pipe)".
+func notDirError(dir string, err error) error {
+	err = unwrapPathError(err)
+	if errors.Is(err, syscall.ENOTDIR) {
+		if fi, lerr := os.Lstat(dir); lerr == nil && !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
+			return fmt.Errorf("%s is not a directory (%s)", dir, fileKind(fi))
+		}
+	}
+	return err
 }
 
 // openInside opens dir, a directory below the workspace directory top,
 // without leaving top.
 func openInside(top, dir string) (*os.Root, error) {
-	t, err := os.OpenRoot(top)
+	t, err := openRootDir(top)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +144,7 @@ func openInside(top, dir string) (*os.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.OpenRoot(rel)
+	r, err := openRootBelow(t, dir, rel)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		if lerr := linkOut(top, rel); lerr != nil {
 			return nil, lerr
@@ -506,7 +521,7 @@ func mkdirAll(path string, perm os.FileMode) error {
 	if top == "" {
 		return os.MkdirAll(path, perm)
 	}
-	t, err := os.OpenRoot(top)
+	t, err := openRootDir(top)
 	if err != nil {
 		return err
 	}
