@@ -183,3 +183,55 @@ func (dirInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o755 }
 func (dirInfo) ModTime() time.Time { return time.Time{} }
 func (dirInfo) IsDir() bool        { return true }
 func (dirInfo) Sys() any           { return nil }
+
+// TestWriteFileReplacing puts a link, a FIFO, a link to a device and a
+// directory where a file of the tool's own goes: the first ones are
+// replaced by the new file (the link's target untouched) and named; a
+// directory is refused and left.
+func TestWriteFileReplacing(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("user\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "own.json")
+	for kind, make := range map[string]func() error{
+		"a symbolic link to " + victim: func() error { return os.Symlink(victim, path) },
+		"a named pipe":                 func() error { return syscall.Mkfifo(path, 0o600) },
+		"a symbolic link to /dev/null": func() error { return os.Symlink("/dev/null", path) },
+		"":                             func() error { return nil }, // nothing there
+	} {
+		os.Remove(path)
+		if err := make(); err != nil {
+			t.Fatal(err)
+		}
+		var replaced, err error
+		noBlock(t, "writeFileReplacing over "+kind, func() error {
+			replaced, err = writeFileReplacing(path, []byte("new\n"), 0o600, true)
+			return nil
+		})
+		if err != nil {
+			t.Errorf("over %q: %v", kind, err)
+		}
+		if kind == "" && replaced != nil || kind != "" && (replaced == nil || !strings.Contains(replaced.Error(), "not a regular file ("+kind+")")) {
+			t.Errorf("over %q: replaced = %v", kind, replaced)
+		}
+		if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("over %q: %v, %v; want a regular file", kind, fi, err)
+		}
+		if data, _ := os.ReadFile(path); string(data) != "new\n" {
+			t.Errorf("over %q: %q", kind, data)
+		}
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "user\n" {
+		t.Errorf("the link's target was written: %q", data)
+	}
+	os.Remove(path)
+	os.Mkdir(path, 0o700)
+	if replaced, err := writeFileReplacing(path, []byte("new\n"), 0o600, true); err == nil || replaced != nil || !strings.Contains(err.Error(), "not a regular file (a directory)") {
+		t.Errorf("over a directory: %v, %v; want it refused", replaced, err)
+	}
+	if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
+		t.Errorf("the directory: %v, %v", fi, err)
+	}
+}

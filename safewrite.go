@@ -27,7 +27,9 @@ package main
 //
 // What to call:
 //   - writeFileAtomic(path, data, perm) (or writeFileAtomicSync) to
-//     replace a whole file;
+//     replace a whole file; writeFileReplacing for a file of the tool's
+//     own that the agent may have replaced by a link or a FIFO, which it
+//     replaces in turn (by a rename: never written through);
 //   - createFile(path, perm) for a new file (a log, an unpacked file);
 //   - openFile(path, flag, perm) for a file written in place (a history,
 //     the lock); openEventsFile for --events, the one file the user names
@@ -117,19 +119,6 @@ func openWriteDir(path string) (*writeDir, error) {
 		return nil, &fs.PathError{Op: "write", Path: path, Err: notDirError(dir, err)}
 	}
 	return d, nil
-}
-
-// notDirError is err, the failed open of the directory dir, naming what
-// is there when it is no directory: "<dir> is not a directory (a named
-// pipe)".
-func notDirError(dir string, err error) error {
-	err = unwrapPathError(err)
-	if errors.Is(err, syscall.ENOTDIR) {
-		if fi, lerr := os.Lstat(dir); lerr == nil && !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
-			return fmt.Errorf("%s is not a directory (%s)", dir, fileKind(fi))
-		}
-	}
-	return err
 }
 
 // openInside opens dir, a directory below the workspace directory top,
@@ -355,18 +344,29 @@ type tempFile struct {
 	d    *writeDir
 	name string // its name in d
 	done bool
+	// over: its commit replaces anything but a directory at its name
+	// (writeFileReplacing).
+	over bool
 }
 
 // newTempFile creates a temporary file in the directory of path, which
 // must be missing or a regular file, and removes the stale ones there.
 func newTempFile(path string) (*tempFile, error) {
+	return newTempFileOver(path, false)
+}
+
+// newTempFileOver is newTempFile; with over, path may be anything but a
+// directory, which the commit replaces.
+func newTempFileOver(path string, over bool) (*tempFile, error) {
 	d, err := openWriteDir(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkKind(); err != nil {
-		d.close()
-		return nil, err
+	if fi, lerr := d.root.Lstat(d.name); over && lerr == nil && fi.IsDir() || !over {
+		if err := d.checkKind(); err != nil {
+			d.close()
+			return nil, err
+		}
 	}
 	d.sweep()
 	for tries := 0; ; tries++ {
@@ -389,7 +389,7 @@ func newTempFile(path string) (*tempFile, error) {
 			d.close()
 			return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("cannot keep a temporary file")}
 		}
-		return &tempFile{f: f, d: d, name: name}, nil
+		return &tempFile{f: f, d: d, name: name, over: over}, nil
 	}
 }
 
@@ -411,7 +411,7 @@ func (t *tempFile) Write(p []byte) (int, error) { return t.f.Write(p) }
 // registry entry that way).
 func (t *tempFile) commit(path string) error {
 	name := filepath.Base(path)
-	if fi, err := t.d.root.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+	if fi, err := t.d.root.Lstat(name); err == nil && !fi.Mode().IsRegular() && (!t.over || fi.IsDir()) {
 		return &fs.PathError{Op: "write", Path: path, Err: notRegularAt(path, fi)}
 	}
 	if err := t.d.root.Rename(t.name, name); err != nil {
