@@ -91,7 +91,7 @@ func unsafeReads(f *ast.File) []*ast.CallExpr {
 		}
 		switch exprString(call.Fun) {
 		case "os.ReadFile", "os.Open", "os.ReadDir", "ioutil.ReadFile", "ioutil.ReadDir", "ioutil.ReadAll",
-			"filepath.WalkDir", "filepath.Walk", "os.DirFS", "os.CopyFS":
+			"filepath.WalkDir", "filepath.Walk", "filepath.Glob", "os.DirFS", "os.CopyFS":
 			bad = append(bad, call)
 		case "os.OpenFile":
 			if len(call.Args) < 2 || !strings.Contains(exprString(call.Args[1]), "O_WRONLY") {

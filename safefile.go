@@ -449,6 +449,20 @@ func openRootBelow(t *os.Root, dir, rel string) (*os.Root, error) {
 	return r, nil
 }
 
+// globDir is filepath.Glob of the names in dir that match pattern (no
+// separator in it), sorted; but dir is opened as a directory (readDir),
+// never waited on. A dir that is none matches nothing.
+func globDir(dir, pattern string) []string {
+	entries, _ := readDir(dir)
+	var out []string
+	for _, e := range entries {
+		if ok, _ := filepath.Match(pattern, e.Name()); ok {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
 // walkDir is filepath.WalkDir (the same order, fn and fs.SkipDir and
 // fs.SkipAll), but it opens each directory with O_DIRECTORY, O_NONBLOCK
 // and O_NOFOLLOW: an entry that became a FIFO (or a link) since it was
