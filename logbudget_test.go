@@ -141,3 +141,21 @@ func TestLogHeldUp(t *testing.T) {
 		t.Errorf("warnings = %q; want one", *warnings)
 	}
 }
+
+// TestLogReserveReplaced: a file the agent put in the place of the
+// log's reserve file is not removed at the log's close, even when it got
+// the reserve's freed inode number (sameWritten).
+func TestLogReserveReplaced(t *testing.T) {
+	l, dir, _ := openTestLog(t)
+	reserve := filepath.Join(dir, ".reserve")
+	if err := os.Remove(reserve); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reserve, []byte("the agent's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if data, err := os.ReadFile(reserve); err != nil || string(data) != "the agent's\n" {
+		t.Errorf("the agent's file at the reserve's path: %q, %v; want it left", data, err)
+	}
+}

@@ -138,7 +138,7 @@ func (l *runLog) makeReserve(path string) {
 // log's (a workspace replaced by a copy), is left alone. l.mu is held.
 func (l *runLog) freeReserve() {
 	if l.reserve != "" {
-		if fi, err := os.Lstat(l.reserve); err == nil && l.reserveFile != nil && os.SameFile(fi, l.reserveFile) {
+		if fi, err := os.Lstat(l.reserve); err == nil && l.reserveFile != nil && sameWritten(fi, l.reserveFile) {
 			os.Remove(l.reserve)
 		}
 		l.reserve, l.reserveFile = "", nil
