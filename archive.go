@@ -162,7 +162,7 @@ func addWorkspace(tw *tar.Writer, dir, top string, info *archiveInfo) error {
 		}
 		done[name] = true
 	}
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	return walkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func addWorkspace(tw *tar.Writer, dir, top string, info *archiveInfo) error {
 // an archive holding one.
 func outwardLinks(dir string) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := walkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

@@ -126,7 +126,7 @@ func codexRolloutPath(home, session string) string {
 		}
 	}
 	for _, d := range slices.Backward(dirs) {
-		if m, _ := filepath.Glob(filepath.Join(d, "rollout-*-"+session+".jsonl")); len(m) > 0 {
+		if m := globDir(d, "rollout-*-"+session+".jsonl"); len(m) > 0 {
 			return m[0]
 		}
 	}

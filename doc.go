@@ -92,7 +92,8 @@ package main
 // # Files, and what else
 //
 // Every file the tool reads goes through safefile.go (safefile_*.go),
-// every file it writes through safewrite.go: TestOneReader and
+// every file it writes through safewrite.go (safereplace.go: a file of
+// the tool's own the agent replaced is put back): TestOneReader and
 // TestOneWriter hold that; heldfile.go watches the files a run keeps open
 // for writing (log, events, history, .lock) for a removal or a
 // replacement mid-run. jsonfile.go is the tool's JSON files, logfile.go

@@ -54,7 +54,7 @@ func copyTree(src, dst string) error {
 	if err := makeDirAll(dst, 0o700); err != nil {
 		return err
 	}
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	err := walkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == src && os.IsNotExist(err) {
 				return fs.SkipAll

@@ -68,9 +68,9 @@ func TestLogSpaceLooks(t *testing.T) {
 		t.Fatalf("after %d bytes: %d looks, want 2", logSpaceCheck, looks)
 	}
 	free = 0
-	l.mu.Lock()
+	l.lock()
 	l.spaceChecked = l.spaceChecked.Add(-logSpaceInterval)
-	l.mu.Unlock()
+	l.unlock()
 	l.Flush()
 	if looks != 3 || !l.full {
 		t.Fatalf("a flush a second later: %d looks, full %v; want 3, true", looks, l.full)
@@ -106,4 +106,56 @@ func openTestLog(t *testing.T) (l *runLog, dir string, warnings *[]string) {
 		t.Fatal(err)
 	}
 	return l, dir, warnings
+}
+
+// TestLogHeldUp: a holder of the log's lock stuck (a write that does not
+// return) holds up no other writer past logLockWait, and then none at all:
+// the run's supervisor writes the log between its answers to signals
+// (tryout6 #1). One warning; once the holder lets go, the log goes on and
+// says that some of it was lost.
+func TestLogHeldUp(t *testing.T) {
+	l, _, warnings := openTestLog(t)
+	l.printf("before")
+	if !l.lock() { // the stuck holder
+		t.Fatal("lock of a free log failed")
+	}
+	start := time.Now()
+	l.printf("lost 1")
+	if d := time.Since(start); d < logLockWait || d > logLockWait+3*time.Second {
+		t.Errorf("a write behind a stuck holder took %s; want about %s", d, logLockWait)
+	}
+	start = time.Now()
+	l.printf("lost 1, again")
+	l.Flush()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("writes after the first timed out took %s; want no wait", d)
+	}
+	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "a write does not return") {
+		t.Errorf("warnings = %q; want one, of the held-up log", *warnings)
+	}
+	l.unlock()
+	l.printf("after")
+	l.Close()
+	checkLogText(t, l.path, []string{"before", "[some of this log was lost: a write to it did not return for a while]\nafter"}, "lost 1")
+	if len(*warnings) != 1 {
+		t.Errorf("warnings = %q; want one", *warnings)
+	}
+}
+
+// TestLogReserveReplaced: a file the agent put in the place of the
+// log's reserve file is not removed at the log's close, even when it got
+// the reserve's freed inode number (sameWritten).
+func TestLogReserveReplaced(t *testing.T) {
+	l, dir, _ := openTestLog(t)
+	reserve := filepath.Join(dir, ".reserve")
+	if err := os.Remove(reserve); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reserve, []byte("the agent's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if data, err := os.ReadFile(reserve); err != nil || string(data) != "the agent's\n" {
+		t.Errorf("the agent's file at the reserve's path: %q, %v; want it left", data, err)
+	}
 }

@@ -28,7 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -50,12 +50,18 @@ const logRule = "===============================================================
 // runLog is the log of one run. It is safe for concurrent use; a nil *runLog
 // discards everything.
 type runLog struct {
-	mu     sync.Mutex
+	mu     chan struct{} // the lock (lock, unlock): holds a token while taken
 	path   string
 	f      *os.File
 	w      *bufio.Writer
 	failed bool
 	warn   func(error)
+
+	// heldUp: a wait for the lock timed out (lock); heldUpSaid: its
+	// warning was given; path0 is the log's first path, which it names
+	// (path is the lock holder's).
+	heldUp, heldUpSaid atomic.Bool
+	path0              string
 
 	budget, lowSpace int64                      // logBudget and logLowSpace (tests lower them)
 	written          int64                      // bytes written
@@ -79,7 +85,7 @@ func openRunLog(dir string, start time.Time, warn func(error)) (*runLog, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := &runLog{path: path, f: f, warn: warn, budget: logBudget, lowSpace: logLowSpace, free: freeSpace}
+	l := &runLog{mu: make(chan struct{}, 1), path: path, path0: path, f: f, warn: warn, budget: logBudget, lowSpace: logLowSpace, free: freeSpace}
 	l.at = newHeldPath(l.path, filepath.Dir(dir))
 	l.w = bufio.NewWriterSize((*logFile)(l), logBufferSize)
 	l.makeReserve(filepath.Join(dir, ".reserve"))
@@ -132,7 +138,7 @@ func (l *runLog) makeReserve(path string) {
 // log's (a workspace replaced by a copy), is left alone. l.mu is held.
 func (l *runLog) freeReserve() {
 	if l.reserve != "" {
-		if fi, err := os.Lstat(l.reserve); err == nil && l.reserveFile != nil && os.SameFile(fi, l.reserveFile) {
+		if fi, err := os.Lstat(l.reserve); err == nil && l.reserveFile != nil && sameWritten(fi, l.reserveFile) {
 			os.Remove(l.reserve)
 		}
 		l.reserve, l.reserveFile = "", nil
@@ -163,14 +169,55 @@ func (l *runLog) keepRoom(force bool) {
 	}
 }
 
+// logLockWait bounds a wait for the log's lock. Its holder writes a few
+// KiB to a file, which takes far less; one that takes longer is stuck in
+// a system call (a file system that hangs), and the run must not be stuck
+// with it: the supervisor writes the log between its answers to signals,
+// and the run's end writes it too (tryout6 #1: a log write that hung made
+// the run deaf to every signal).
+const logLockWait = 2 * time.Second
+
+// lock takes the log's lock, waiting at most logLockWait. Past that, the
+// log is held up: this write, and every one made while the holder is
+// still stuck, is lost without a wait (one warning); the first write once
+// it let go says in the log that some was lost.
+func (l *runLog) lock() bool {
+	select {
+	case l.mu <- struct{}{}:
+	default:
+		if l.heldUp.Load() {
+			return false
+		}
+		t := time.NewTimer(logLockWait)
+		defer t.Stop()
+		select {
+		case l.mu <- struct{}{}:
+		case <-t.C:
+			if !l.heldUp.Swap(true) && !l.heldUpSaid.Swap(true) && l.warn != nil {
+				l.warn(fmt.Errorf("writing log %s: a write does not return (its file system hangs?); the run goes on, and what it logs meanwhile is lost", l.path0))
+			}
+			return false
+		}
+	}
+	if l.heldUp.Swap(false) && !l.failed && l.w != nil {
+		l.w.WriteString("[some of this log was lost: a write to it did not return for a while]\n")
+	}
+	return true
+}
+
+// unlock lets the log's lock go.
+func (l *runLog) unlock() { <-l.mu }
+
 // Write implements io.Writer; it never fails, so that the transcript goes on
 // to the screen whatever happens to the log.
 func (l *runLog) Write(p []byte) (int, error) {
 	if l == nil {
 		return len(p), nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if !l.lock() {
+		return len(p), nil
+	}
+	defer l.unlock()
 	l.write(p, false)
 	return len(p), nil
 }
@@ -226,8 +273,9 @@ func (lf *logFile) Write(p []byte) (int, error) {
 // at the same path, which says so; when something else than a regular
 // file is at that path (a link, a FIFO, a directory), to a new file
 // beside it (<name>-2.log, which 'logs' shows after it); when none can be
-// made there without following a link out of the workspace, logging
-// stops; each with one warning. l.mu is held.
+// made there (a link out of the workspace, a FIFO in the logs directory's
+// place: never opened), the run goes on without a log; each with one
+// warning. l.mu is held.
 func (l *runLog) stillThere() bool {
 	if l.failed || l.f == nil {
 		return false
@@ -240,6 +288,9 @@ func (l *runLog) stillThere() bool {
 	old, dir := l.path, filepath.Dir(l.path)
 	open := func() (*os.File, error) {
 		if err := makeDirAll(dir, 0o755); err != nil {
+			if fi, lerr := os.Lstat(dir); lerr == nil && !fi.IsDir() && fi.Mode()&os.ModeSymlink == 0 {
+				return nil, fmt.Errorf("%s is not a directory (%s)", dir, fileKind(fi))
+			}
 			return nil, err
 		}
 		return openFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -252,7 +303,7 @@ func (l *runLog) stillThere() bool {
 	case errors.Is(err, os.ErrNotExist): // the workspace is gone: the run says so
 	default:
 		// Not a regular file there (or no room): the rest beside it.
-		lost := "logging stopped"
+		lost := "running without a log"
 		if nf, path, nerr := createLog(dir, strings.TrimSuffix(filepath.Base(l.path), ".log"), 2); nerr == nil {
 			lost = "the rest of the log goes to " + path
 			l.path, l.at, f = path, newHeldPath(path, l.at.dir), nf
@@ -278,8 +329,10 @@ func (l *runLog) releaseReserve() {
 	if l == nil {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if !l.lock() {
+		return
+	}
+	defer l.unlock()
 	l.freeReserve()
 	if l.noSpace != nil {
 		l.write([]byte("[some of this log was lost: no space left on its device]\n"), true)
@@ -292,8 +345,10 @@ func (l *runLog) noSpaceErr() error {
 	if l == nil {
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if !l.lock() {
+		return nil
+	}
+	defer l.unlock()
 	return l.noSpace
 }
 
@@ -313,8 +368,10 @@ func (l *runLog) section(title string, lines ...string) {
 	if l == nil {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if !l.lock() {
+		return
+	}
+	defer l.unlock()
 	l.write([]byte(b.String()), true)
 }
 
@@ -323,8 +380,10 @@ func (l *runLog) Flush() {
 	if l == nil {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if !l.lock() {
+		return
+	}
+	defer l.unlock()
 	l.keepRoom(true)
 	if !l.failed {
 		if err := l.w.Flush(); err != nil {
@@ -334,10 +393,12 @@ func (l *runLog) Flush() {
 }
 
 // file is the log's file now: its path, or the new file the rest went to
-// when it was replaced (stillThere).
+// when it was replaced (stillThere); "" when the log is held up (lock).
 func (l *runLog) file() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if !l.lock() {
+		return ""
+	}
+	defer l.unlock()
 	return l.path
 }
 
@@ -347,8 +408,10 @@ func (l *runLog) Close() {
 		return
 	}
 	l.Flush()
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if !l.lock() {
+		return
+	}
+	defer l.unlock()
 	l.freeReserve()
 	if l.f != nil {
 		l.f.Close()

@@ -603,7 +603,9 @@ func (r *runner) finish(end ending) error {
 	m := r.ws.meta
 	m.Status, m.LastStopReason, m.PID = end.status, end.reason, 0
 	if r.log != nil && m.LastLog != "" {
-		m.LastLog = r.log.file() // where the rest went, if it was replaced
+		if p := r.log.file(); p != "" {
+			m.LastLog = p // where the rest went, if it was replaced
+		}
 	}
 	code := end.code
 	m.LastExitCode = &code

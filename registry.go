@@ -22,7 +22,9 @@ package main
 //     once, and runs unregistered.
 //   - An entry removed or replaced during the run (heldfile.go's rule for
 //     the files a run keeps) is written again at the run's next look
-//     around (runLock.lookAround), with one warning.
+//     around (runLock.lookAround), with one warning: a link or a FIFO in
+//     its place is replaced (a rename, never a write through the link); a
+//     directory there cannot be, and the run goes on unregistered.
 
 import (
 	"encoding/json"
@@ -107,15 +109,29 @@ func (g *registration) keep() string {
 	if g.removed {
 		return ""
 	}
-	if fi, err := os.Lstat(g.path); err == nil && g.written != nil && os.SameFile(fi, g.written) {
+	if fi, err := os.Lstat(g.path); err == nil && g.written != nil && sameWritten(fi, g.written) {
 		return ""
 	}
-	if _, err := writeEntry(g.entry); err != nil {
+	// A link or a FIFO there is replaced (a rename): the entry is the
+	// run's own, and the views find the run by it (tryout6 #5).
+	_, replaced, err := writeEntryOver(g.entry, true)
+	if err != nil {
 		g.removed = true // said once; the run goes on unregistered
 		return replacedMsg(g.path, fmt.Sprintf("%v; 'claude-iterate ps' does not show this run any more", unwrapPathError(err)))
 	}
 	g.written, _ = os.Lstat(g.path)
+	if replaced != nil {
+		return replacedMsg(g.path, fmt.Sprintf("%v; written again in its place", unwrapPathError(replaced)))
+	}
 	return replacedMsg(g.path, "written again")
+}
+
+// sameWritten reports whether fi is still the file written, described by
+// was. The file is not held open, so its inode number is free once it is
+// removed: a link or a FIFO made in its place at once often gets the same
+// one (tryout6 #5: the run saw no change), but not its kind, nor its times.
+func sameWritten(fi, was os.FileInfo) bool {
+	return os.SameFile(fi, was) && fi.Mode() == was.Mode() && fi.Size() == was.Size() && fi.ModTime().Equal(was.ModTime())
 }
 
 // registerRun writes the run's entry; a failure is a warning, and the run
@@ -150,23 +166,38 @@ func registerRun(r *runner, events *eventWriter) *registration {
 
 // writeEntry writes e into the registry and returns its path.
 func writeEntry(e runEntry) (string, error) {
+	path, _, err := writeEntryOver(e, false)
+	return path, err
+}
+
+// writeEntryOver is writeEntry; with over, a link or a FIFO at its path
+// is replaced (writeFileReplacing), and replaced says what was there.
+func writeEntryOver(e runEntry, over bool) (path string, replaced, err error) {
 	dir := registryDir()
 	if dir == "" {
-		return "", errors.New("no state directory: $HOME and $XDG_STATE_HOME are unset")
+		return "", nil, errors.New("no state directory: $HOME and $XDG_STATE_HOME are unset")
 	}
 	if err := makeDirAll(dir, 0o700); err != nil {
-		return "", stateDirError(dir, err)
+		return "", nil, stateDirError(dir, err)
 	}
 	data, err := json.MarshalIndent(&e, "", "  ")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	path := filepath.Join(dir, e.ID+".json")
+	path = filepath.Join(dir, e.ID+".json")
 	// Not fsynced: after a crash of the machine, the entry is dead anyway.
-	if err := writeFileAtomicSync(path, append(data, '\n'), 0o600, false); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, unwrapPathError(err))
+	if over {
+		replaced, err = writeFileReplacing(path, append(data, '\n'), 0o600, false)
+	} else {
+		err = writeFileAtomicSync(path, append(data, '\n'), 0o600, false)
 	}
-	return path, nil
+	if err != nil && !over { // over: the caller names the path
+		err = fmt.Errorf("writing %s: %w", path, unwrapPathError(err))
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return path, replaced, nil
 }
 
 // remove unregisters the run; later calls do nothing. A nil registration

@@ -349,7 +349,7 @@ func (r *restorer) finish() error {
 // removeTree removes a partly restored tree, whose directories may already
 // be read-only.
 func removeTree(dir string) {
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	walkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			os.Chmod(p, 0o700)
 		}

@@ -183,7 +183,7 @@ func (r *runner) setup(pos []string) error {
 	ws.meta.Status, ws.meta.PID, ws.meta.LastRun, ws.meta.LastRunIterations = statusRunning, os.Getpid(), &now, 0
 	ws.meta.Conditions = r.stops.initialReports()
 	err = ws.save()
-	ws.held = err == nil
+	ws.held, ws.warnReplaced = err == nil, r.lock.warn
 	return err
 }
 

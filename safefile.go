@@ -22,7 +22,9 @@ package main
 //     history, run state): a link there was not made by the tool (the one
 //     writer never writes through one) and is refused, never followed;
 //   - openLockFile(path) for a workspace's .lock (read and written);
-//   - openDir(path) to list a directory, readKernelFile(path, cap) for a
+//   - openDir(path) or readDir(path) to list a directory, walkDir(path,
+//     fn) to walk a tree, openRootDir(path) and openRootBelow for a
+//     directory the one writer writes in; readKernelFile(path, cap) for a
 //     file of /proc, openTerminal(path) for /dev/tty.
 
 import (
@@ -383,10 +385,132 @@ func readDir(path string) ([]os.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return listDir(f)
+}
+
+// listDir lists the directory f holds open, sorted by name, and closes it.
+func listDir(f *os.File) ([]os.DirEntry, error) {
 	defer f.Close()
 	entries, err := f.ReadDir(-1)
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, err
+}
+
+// The directories the tool opens are opened as directories, never as
+// files: os.OpenRoot, os.Root.OpenRoot, os.Open and so filepath.WalkDir
+// open a path with neither O_DIRECTORY nor O_NONBLOCK, and a FIFO put in
+// a directory's place (by the agent, mid-run) blocked that open for good,
+// and the run with it (tryout6 #1). A FIFO, a device or a socket there is
+// "not a directory", never opened; TestOneReader holds every other file
+// of the tool to these.
+
+// openRootDir opens the directory path as an os.Root (a symbolic link to
+// a directory is followed, as os.OpenRoot does). The trailing slash makes
+// the kernel resolve path as a directory: anything else is refused
+// (ENOTDIR) in the same lookup, before any open, so that no swap can come
+// between a check and the open.
+func openRootDir(path string) (*os.Root, error) {
+	r, err := os.OpenRoot(dirSlash(path))
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: unwrapPathError(err)}
+	}
+	return r, nil
+}
+
+// dirSlash is path with one trailing separator.
+func dirSlash(path string) string {
+	path = filepath.Clean(path)
+	if strings.HasSuffix(path, string(filepath.Separator)) {
+		return path
+	}
+	return path + string(filepath.Separator)
+}
+
+// openRootBelow opens the directory t/rel (dir) as an os.Root, without
+// blocking (openRootDir) and without leaving t: the directory opened must
+// be the one t resolves rel to (a link inside t is followed, one leading
+// out of it is refused), so that a swap between the two looks is caught.
+func openRootBelow(t *os.Root, dir, rel string) (*os.Root, error) {
+	r, err := openRootDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	in, err := t.Stat(rel)
+	if err == nil {
+		var got fs.FileInfo
+		if got, err = r.Stat("."); err == nil && !os.SameFile(in, got) {
+			err = errors.New("replaced while it was opened")
+		}
+	}
+	if err != nil {
+		r.Close()
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: unwrapPathError(err)}
+	}
+	return r, nil
+}
+
+// globDir is filepath.Glob of the names in dir that match pattern (no
+// separator in it), sorted; but dir is opened as a directory (readDir),
+// never waited on. A dir that is none matches nothing.
+func globDir(dir, pattern string) []string {
+	entries, _ := readDir(dir)
+	var out []string
+	for _, e := range entries {
+		if ok, _ := filepath.Match(pattern, e.Name()); ok {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// walkDir is filepath.WalkDir (the same order, fn and fs.SkipDir and
+// fs.SkipAll), but it opens each directory with O_DIRECTORY, O_NONBLOCK
+// and O_NOFOLLOW: an entry that became a FIFO (or a link) since it was
+// listed as a directory is an error passed to fn, not a hang (nor a walk
+// out of the tree).
+func walkDir(root string, fn fs.WalkDirFunc) error {
+	info, err := os.Lstat(root)
+	if err != nil {
+		err = fn(root, nil, err)
+	} else {
+		err = walkDirAt(root, fs.FileInfoToDirEntry(info), fn)
+	}
+	if err == fs.SkipDir || err == fs.SkipAll {
+		return nil
+	}
+	return err
+}
+
+// walkDirAt walks path, whose entry is d, as filepath.WalkDir's walkDir.
+func walkDirAt(path string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(path, d, nil); err != nil || !d.IsDir() {
+		if err == fs.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	var entries []os.DirEntry
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err == nil {
+		entries, err = listDir(f)
+	}
+	if err != nil {
+		if err = fn(path, d, err); err != nil {
+			if err == fs.SkipDir {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, e := range entries {
+		if err := walkDirAt(filepath.Join(path, e.Name()), e, fn); err != nil {
+			if err == fs.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // readStream reads r to its end, at most max bytes: more is an error.

@@ -13,7 +13,9 @@ package main
 //     symbolic link leading out of the workspace is refused, whenever it
 //     was put there;
 //   - an open never blocks (O_NONBLOCK: a FIFO is refused, not waited on);
-//     a regular file is put back in blocking mode once open;
+//     a regular file is put back in blocking mode once open; a directory
+//     is opened as one (openRootDir: a FIFO in its place, the agent's, is
+//     "not a directory", never opened);
 //   - anything but a regular file is refused, in one line naming the path
 //     and what is there (notRegularError);
 //   - a file whose torn write would lose state is replaced whole: a
@@ -25,7 +27,9 @@ package main
 //
 // What to call:
 //   - writeFileAtomic(path, data, perm) (or writeFileAtomicSync) to
-//     replace a whole file;
+//     replace a whole file; writeFileReplacing for a file of the tool's
+//     own that the agent may have replaced by a link or a FIFO, which it
+//     replaces in turn (by a rename: never written through);
 //   - createFile(path, perm) for a new file (a log, an unpacked file);
 //   - openFile(path, flag, perm) for a file written in place (a history,
 //     the lock); openEventsFile for --events, the one file the user names
@@ -109,10 +113,10 @@ func openWriteDir(path string) (*writeDir, error) {
 	if top := confiningRoot(path); top != "" && top != dir {
 		d.root, err = openInside(top, dir)
 	} else {
-		d.root, err = os.OpenRoot(dir)
+		d.root, err = openRootDir(dir)
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "write", Path: path, Err: unwrapPathError(err)}
+		return nil, &fs.PathError{Op: "write", Path: path, Err: notDirError(dir, err)}
 	}
 	return d, nil
 }
@@ -120,7 +124,7 @@ func openWriteDir(path string) (*writeDir, error) {
 // openInside opens dir, a directory below the workspace directory top,
 // without leaving top.
 func openInside(top, dir string) (*os.Root, error) {
-	t, err := os.OpenRoot(top)
+	t, err := openRootDir(top)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +133,7 @@ func openInside(top, dir string) (*os.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.OpenRoot(rel)
+	r, err := openRootBelow(t, dir, rel)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		if lerr := linkOut(top, rel); lerr != nil {
 			return nil, lerr
@@ -340,18 +344,29 @@ type tempFile struct {
 	d    *writeDir
 	name string // its name in d
 	done bool
+	// over: its commit replaces anything but a directory at its name
+	// (writeFileReplacing).
+	over bool
 }
 
 // newTempFile creates a temporary file in the directory of path, which
 // must be missing or a regular file, and removes the stale ones there.
 func newTempFile(path string) (*tempFile, error) {
+	return newTempFileOver(path, false)
+}
+
+// newTempFileOver is newTempFile; with over, path may be anything but a
+// directory, which the commit replaces.
+func newTempFileOver(path string, over bool) (*tempFile, error) {
 	d, err := openWriteDir(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkKind(); err != nil {
-		d.close()
-		return nil, err
+	if fi, lerr := d.root.Lstat(d.name); over && lerr == nil && fi.IsDir() || !over {
+		if err := d.checkKind(); err != nil {
+			d.close()
+			return nil, err
+		}
 	}
 	d.sweep()
 	for tries := 0; ; tries++ {
@@ -374,7 +389,7 @@ func newTempFile(path string) (*tempFile, error) {
 			d.close()
 			return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("cannot keep a temporary file")}
 		}
-		return &tempFile{f: f, d: d, name: name}, nil
+		return &tempFile{f: f, d: d, name: name, over: over}, nil
 	}
 }
 
@@ -396,7 +411,7 @@ func (t *tempFile) Write(p []byte) (int, error) { return t.f.Write(p) }
 // registry entry that way).
 func (t *tempFile) commit(path string) error {
 	name := filepath.Base(path)
-	if fi, err := t.d.root.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+	if fi, err := t.d.root.Lstat(name); err == nil && !fi.Mode().IsRegular() && (!t.over || fi.IsDir()) {
 		return &fs.PathError{Op: "write", Path: path, Err: notRegularAt(path, fi)}
 	}
 	if err := t.d.root.Rename(t.name, name); err != nil {
@@ -506,7 +521,7 @@ func mkdirAll(path string, perm os.FileMode) error {
 	if top == "" {
 		return os.MkdirAll(path, perm)
 	}
-	t, err := os.OpenRoot(top)
+	t, err := openRootDir(top)
 	if err != nil {
 		return err
 	}

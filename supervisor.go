@@ -236,6 +236,7 @@ type waiting struct {
 
 	until time.Time
 	check func(left time.Duration) bool
+	ready <-chan struct{} // without a child: its close ends the wait too
 }
 
 // waitLoop is the supervisor's one event loop. It answers keys, signals,
@@ -249,6 +250,8 @@ func (s *supervisor) waitLoop(w *waiting) (interrupted bool) {
 	var panicked <-chan any
 	if w.c != nil {
 		done, panicked = w.c.done, w.c.panicked
+	} else {
+		done = w.ready
 	}
 	for {
 		left := time.Until(w.until)
@@ -478,18 +481,29 @@ func (s *supervisor) cleanUp(c *child, end *childEnd) {
 		return
 	}
 	c.closeReaders()
-	if s.interrupt == nil {
-		<-c.streamDone
-		<-c.stderrDone
+	// A reader that a read deadline does not end is writing: to a standard
+	// output that does not drain (a paused pager, a stopped terminal), or
+	// stuck in a system call. It is waited for, but a signal still ends
+	// the run then (tryout6 #1: a reader stuck for good made it deaf to
+	// every signal), and does not wait for it.
+	if s.interrupt == nil && !s.awaitReaders(c) {
 		return
 	}
-	// A reader that a read deadline does not end is writing: to a standard
-	// output that does not drain (a paused pager, a stopped terminal). The
-	// run ends on a signal, and does not wait for it.
 	if !drained(readerCloseWait) {
 		end.readerLeft = true
 		s.log.printf("[%s's output is held up: standard output does not drain; the rest of it is not shown nor logged]", c.who())
 	}
+}
+
+// awaitReaders waits for c's readers to end, answering keys, signals and
+// suspension meanwhile; it reports whether a signal ended the wait first.
+func (s *supervisor) awaitReaders(c *child) (interrupted bool) {
+	for _, ch := range []chan struct{}{c.streamDone, c.stderrDone} {
+		if s.waitLoop(&waiting{ready: ch, until: time.Now().Add(100 * 365 * 24 * time.Hour), check: func(time.Duration) bool { return false }}) {
+			return true
+		}
+	}
+	return false
 }
 
 // sleep waits for d, answering keys, signals and suspension (which extends

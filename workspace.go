@@ -91,6 +91,9 @@ type workspace struct {
 	// makes it again (ensureStateDir), and the run ends if it is gone
 	// (workspaceGone).
 	held bool
+	// warnReplaced, set by the run, says that a save put back the metadata
+	// file the agent had replaced.
+	warnReplaced func(msg string)
 	// notHere is set for a workspace whose task files are here but whose
 	// .metadata.json is not (a fresh clone): its metadata is fresh, in
 	// memory only (loadOrFresh).
@@ -460,7 +463,17 @@ func (w *workspace) saveSync(durable bool) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomicSync(w.metadataPath(), append(data, '\n'), metadataPerm, durable)
+	if !w.held {
+		return writeFileAtomicSync(w.metadataPath(), append(data, '\n'), metadataPerm, durable)
+	}
+	// The run's own file: a link or a FIFO the agent put in its place is
+	// replaced (tryout6 #6: left there, it broke status, list and the
+	// next run), and the run says so.
+	replaced, err := writeFileReplacing(w.metadataPath(), append(data, '\n'), metadataPerm, durable)
+	if replaced != nil && w.warnReplaced != nil {
+		w.warnReplaced(replacedMsg(w.metadataPath(), fmt.Sprintf("%v; written again in its place", unwrapPathError(replaced))))
+	}
+	return err
 }
 
 // runningPID returns the pid of a live run of this workspace, or 0.
