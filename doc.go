@@ -30,8 +30,8 @@ package main
 //  1. cli.go dispatches "run" to runRun (cmd_run.go), which parses the
 //     flags into runOptions.
 //  2. runsetup.go sets the run up: the workspace (workspace.go,
-//     workspacesettings.go, task.go), the configuration's layers
-//     (config.go, configvalue.go, userconfig.go, secreturl.go), the one-run
+//     workspacesettings.go, workspacecreate.go, task.go), the
+//     configuration's layers (config.go, configvalue.go, userconfig.go, secreturl.go), the one-run
 //     lock (lock.go, writelock.go; a command's claim of a workspace,
 //     claim.go), the stop conditions (conditions.go, conditionsjson.go;
 //     the file conditions' targets, condfile.go), the agent and its fallbacks (agentcli.go,

@@ -98,7 +98,7 @@ func stallText(path, kind string) string {
 func findStallFile(top string) (path, why string) {
 	n := 0
 	errFound := errors.New("found")
-	filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+	walkDir(top, func(p string, d fs.DirEntry, err error) error {
 		if n++; n > stallWalkCap {
 			return filepath.SkipAll
 		}
