@@ -32,6 +32,9 @@ func scriptCondition(cond string) (bool, error) {
 	if cond == "browser" {
 		return browserCondition() // browser_test.go
 	}
+	if cond == "ipv4addr" {
+		return hasIPv4Address(), nil // serve_test.go
+	}
 	return false, errUnknownCondition(cond)
 }
 
