@@ -206,7 +206,10 @@ Conditions:
     all {conditions: [...]}          any {conditions: [...]}
     not {condition: {...}}
   (file_contains looks in files of up to 1 MiB; a file left from before the
-  run counts for file_created and file_contains once an iteration changes it)
+  run counts for file_created and file_contains once an iteration changes it;
+  after a completion is refused — by the verifier, --min-iterations or a
+  failed iteration — its files count again only once an iteration writes
+  them again, and the next prompt says so; under not, a file is a state)
 
   After each iteration the first met condition ends the run and names the
   reason: failure conditions first, then success, then the others; within

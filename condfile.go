@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 )
 
 // resolvePath is p relative to dir (p itself when absolute).
@@ -69,7 +70,6 @@ func fileContains(path, s string) (bool, error) {
 // it (evidence.go).
 type fileStart struct {
 	file statusCopy // the file at the start, or as a refused completion left it
-	held bool       // file_contains: it held the content at the run's start
 	// at is the iteration whose refused completion took the file again
 	// (0: the run's start), for the reasons.
 	at int
@@ -95,8 +95,9 @@ func (f *fileStart) since() string {
 // the success conditions only, and none under a not: there a file counts
 // as a state (a BLOCKED.md made earlier still keeps not{file_created
 // BLOCKED.md} unmet), and the files of an all may come from different
-// iterations until a completion is refused.
-func (s *stopSet) rejected(dir string, n int) {
+// iterations until a completion is refused. It returns the paths taken,
+// as the conditions name them, for the next prompt (promptNotes.rewrite).
+func (s *stopSet) rejected(dir string, n int) (paths []string) {
 	var take func(c *condition)
 	take = func(c *condition) {
 		switch c.Type {
@@ -110,6 +111,9 @@ func (s *stopSet) rejected(dir string, n int) {
 			if !c.start.file.sameID(now) {
 				c.start.file, c.start.at = now, n
 			}
+			if !slices.Contains(paths, c.Path) {
+				paths = append(paths, c.Path)
+			}
 		}
 		for _, sub := range c.Conditions {
 			take(sub)
@@ -120,6 +124,7 @@ func (s *stopSet) rejected(dir string, n int) {
 			take(gc.c)
 		}
 	}
+	return paths
 }
 
 // takeFileStarts notes the target of every file condition of s as it is
@@ -142,7 +147,7 @@ func (s *stopSet) takeFileStarts(dir string) []string {
 			case c.Type == condFileCreated:
 				msg = fmt.Sprintf("%s exists already (from before this run): it counts once an iteration creates or changes it", c.Path)
 			default:
-				if c.start.held, _ = fileContains(path, c.Content); !c.start.held {
+				if held, _ := fileContains(path, c.Content); !held {
 					return
 				}
 				msg = fmt.Sprintf("%s holds %q already (from before this run): it counts once an iteration changes it", c.Path, c.Content)

@@ -122,14 +122,14 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	if !rec.OK {
 		if v.met != nil && v.met.group == groupSuccess {
 			r.log.printf("[%s: not accepted after a failed iteration]", v.reason)
-			r.stops.rejected(st.Dir, rec.Iteration)
+			r.checks.notes.rewrite = r.stops.rejected(st.Dir, rec.Iteration)
 			v = otherMet(v, &r.stops)
 		}
 		refuseSuccess(v.reports, "the iteration failed")
 	}
 	if v.met != nil && v.met.group == groupSuccess && rec.Iteration < r.minIterations {
 		claim := v.reason
-		r.stops.rejected(st.Dir, rec.Iteration)
+		r.checks.notes.rewrite = r.stops.rejected(st.Dir, rec.Iteration)
 		v = r.checks.notes.holdClaim(v, &r.stops, rec.Iteration, r.minIterations)
 		refuseSuccess(v.reports, fmt.Sprintf("before iteration %d (--min-iterations)", r.minIterations))
 		msg := fmt.Sprintf("completion claimed at iteration %d, before iteration %d (--min-iterations): not accepted", rec.Iteration, r.minIterations)
@@ -160,7 +160,7 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		if e := r.verifyClaim(v.reason, otherMet(v, &r.stops).met == nil); e != nil {
 			return e
 		}
-		r.stops.rejected(st.Dir, rec.Iteration)
+		r.checks.notes.rewrite = r.stops.rejected(st.Dir, rec.Iteration)
 		v = otherMet(v, &r.stops)
 		refuseSuccess(v.reports, "the verifier did not pass it")
 	}

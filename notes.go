@@ -22,11 +22,14 @@ type promptNotes struct {
 	earlyAt    int
 	minimum    int
 	verifyNote string // a failed verification's findings (verifier.go)
+	// rewrite are the files of the file conditions a refused completion
+	// took again (stopSet.rejected): a claim again writes them again.
+	rewrite []string
 }
 
 // empty reports whether there is nothing to add.
 func (n *promptNotes) empty() bool {
-	return len(n.answers) == 0 && n.early == "" && n.verifyNote == ""
+	return len(n.answers) == 0 && n.early == "" && n.verifyNote == "" && len(n.rewrite) == 0
 }
 
 // text is what the prompt adds, "" when nothing.
@@ -49,6 +52,11 @@ func (n *promptNotes) text(w *workspace) string {
 	}
 	if n.verifyNote != "" {
 		b.WriteString("\n" + n.verifyNote)
+	}
+	if len(n.rewrite) > 0 {
+		them := map[bool]string{true: "it", false: "them"}[len(n.rewrite) == 1]
+		fmt.Fprintf(&b, "\nThis run takes a completion from writing %s. What the refused claim wrote there no longer counts: "+
+			"when you claim the task complete again, write %s again.\n", strings.Join(n.rewrite, " and "), them)
 	}
 	return b.String()
 }
