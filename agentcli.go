@@ -164,13 +164,24 @@ func findAgentCLI(a agentCLI, cfg *settings) (string, error) {
 // agentsFound refuses a run whose agents (cfg's agent, then its fallback
 // agents) are not all installed, as resolveAgent would, but before the run
 // holds the workspace: a missing program is a bad input, and the workspace
-// keeps its state (a new one stays new). Faults of the agents' settings are
-// left to resolveAgent, which reports them in order. A dry run's agent is
-// the built-in mock: dry, nothing is looked for.
-func agentsFound(cfg *settings, dry bool) error {
+// keeps its state (a new one stays new). A setting an agent has no meaning
+// for is told first, as resolveAgent does (installing the agent would only
+// lead to it: agent-usage-first.txtar); other faults of the agents'
+// settings are left to resolveAgent, which reports them in order. A dry
+// run's agent is the built-in mock: dry, nothing is looked for.
+func agentsFound(env *cliEnv, wsName string, opts *runOptions, cfg *settings, dry bool) error {
+	if dry || checkAgentConfig(cfg, env.projectRoot, wsName) != nil {
+		return nil // resolveAgent reports a fault of the config, with its file
+	}
 	chain, err := agentChain(cfg)
-	if err != nil || dry {
+	if err != nil {
 		return nil
+	}
+	if err := checkAgentSettings(opts, cfg, chain); err != nil {
+		return err
+	}
+	if err := checkAgentFlags(&runPlan{env: env, opts: opts, cfg: cfg}, chain); err != nil {
+		return err
 	}
 	for _, a := range chain {
 		if _, err := findAgentCLI(a, cfg); err != nil {

@@ -61,12 +61,9 @@ func runPR(env *cliEnv, args []string) error {
 	release() // refused while a run holds it; a run started now may go on (a push does not change the workspace)
 	if st.Base != "" {
 		// A branch merged already (or with no work yet) has nothing
-		// for a pull request: nothing is pushed.
-		ahead, err := countCommits(g.top, st.Base, st.Branch)
-		if err != nil {
-			return err
-		}
-		if ahead == 0 {
+		// for a pull request: nothing is pushed. A base that cannot be
+		// counted against (deleted since) is no reason not to push.
+		if ahead, err := countCommits(g.top, st.Base, st.Branch); err == nil && ahead == 0 {
 			fmt.Fprintf(env.stdout, "No pull request to open: %s has no commit that %s lacks (merged already, or no work yet); nothing was pushed\n", st.Branch, st.Base)
 			return nil
 		}

@@ -56,7 +56,7 @@ func (r *runner) setup(pos []string) error {
 			if _, serr := os.Lstat(ws.StateDir); errors.Is(serr, os.ErrNotExist) && !opts.dryRun {
 				r.newState = ws.StateDir // removed if the set-up fails (removeNewState)
 			}
-			if err = agentsFound(base, opts.dryRun); err == nil && !opts.dryRun { // no .claude-iterate/ for a missing agent
+			if err = agentsFound(env, ws.Name, opts, base, opts.dryRun); err == nil && !opts.dryRun { // no .claude-iterate/ for a missing agent
 				err = ws.save()
 			}
 		}
@@ -71,7 +71,7 @@ func (r *runner) setup(pos []string) error {
 		if ws, err = r.useScratch(ws); err != nil {
 			return err
 		}
-	} else if err := agentsFound(resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user), false); err != nil {
+	} else if err := agentsFound(env, ws.Name, opts, resolveSettings(opts.flagSettings(), envLayer(), ws.meta.configLayer, project, user), false); err != nil {
 		return err // before the run holds the workspace: nothing recorded
 	}
 	r.ws, r.mode = ws, ws.meta.Mode
