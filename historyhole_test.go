@@ -63,11 +63,15 @@ func TestHistoryHoles(t *testing.T) {
 		t.Errorf("backward: iterations %v at %v; want [3 2 1] at %v", back, offs, want)
 	}
 	// holeBefore: the hole ending at the end starts after rec 3's block,
-	// the one ending at rec 2 after rec 1's; data before end: end.
-	for _, c := range []struct{ end, after int64 }{{size, 45 * mib}, {20 * mib, 0}, {45 * mib, 20 * mib}} {
-		o := holeBefore(f, c.end)
-		if o <= c.after || o > c.after+mib || nextData(f, o, c.end) != c.end {
-			t.Errorf("holeBefore(%d) = %d; want the hole's start just after %d", c.end, o, c.after)
+	// the one ending at rec 2 after rec 1's; data before end: end. The
+	// start is where the file system says the hole after that data begins.
+	for _, c := range []struct{ end, after int64 }{{size, 45 * mib}, {20 * mib, 0}, {45 * mib, 20 * mib}, {45*mib - 5, 20 * mib}, {20*mib + 3*mib, 20 * mib}} {
+		want, err := f.Seek(c.after, seekHole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := holeBefore(f, c.end); o != want {
+			t.Errorf("holeBefore(%d) = %d; want %d, the hole's start after the data at %d", c.end, o, want, c.after)
 		}
 	}
 	if o := holeBefore(f, 20*mib+10); o != 20*mib+10 {
