@@ -107,7 +107,11 @@ func findStallFile(top string) (path, why string) {
 		}
 		switch {
 		case d.Name() == ".git":
-			if d.IsDir() {
+			// The repository's own, or a nested checkout's (another
+			// workspace's worktree, a submodule: .git is a file there),
+			// whose files git status does not read: the rest of that
+			// checkout is skipped too.
+			if d.IsDir() || filepath.Dir(p) != top {
 				return filepath.SkipDir
 			}
 		case (d.Name() == ".gitignore" || d.Name() == ".gitattributes") && hangsGit(d.Type()):

@@ -23,8 +23,22 @@ func TestFindStallFile(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(top, ".git", "x", ".gitignore"), 0o644); err != nil {
 		t.Skip("no mkfifo:", err)
 	}
+	// A nested checkout (another workspace's worktree: .git is a file),
+	// whose files git status does not read; and a worktree at top, whose
+	// own .git is a file, is walked.
+	nested := filepath.Join(top, "n", "wt")
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(nested, ".git"), []byte("gitdir: /elsewhere\n"), 0o644)
+	if err := syscall.Mkfifo(filepath.Join(nested, ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if p, why := findStallFile(top); p != "" {
-		t.Fatalf("found %q (%s), want none: .git is not walked and a regular file is fine", p, why)
+		t.Fatalf("found %q (%s), want none: .git is not walked, nor a nested checkout, and a regular file is fine", p, why)
+	}
+	if p, _ := findStallFile(nested); p != filepath.Join(nested, ".gitignore") {
+		t.Fatalf("findStallFile(a worktree) = %q, want its .gitignore", p)
 	}
 	want := filepath.Join(top, "a", "b", ".gitignore")
 	if err := syscall.Mkfifo(want, 0o644); err != nil {
