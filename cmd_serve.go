@@ -246,19 +246,8 @@ func serveURLs(a *net.TCPAddr, token string) []string {
 		return []string{url(a.IP.String())}
 	}
 	var urls []string
-	ifaces, _ := net.Interfaces()
-	for _, ifc := range ifaces {
-		if ifc.Flags&net.FlagUp == 0 {
-			continue
-		}
-		addrs, _ := ifc.Addrs()
-		for _, ad := range addrs {
-			ipn, ok := ad.(*net.IPNet)
-			if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() || (a.IP.To4() != nil && ipn.IP.To4() == nil) {
-				continue
-			}
-			urls = append(urls, url(ipn.IP.String()))
-		}
+	for _, ip := range machineAddrs(a.IP.To4() != nil) {
+		urls = append(urls, url(ip.String()))
 	}
 	if len(urls) == 0 {
 		name, err := os.Hostname()
@@ -268,6 +257,28 @@ func serveURLs(a *net.TCPAddr, token string) []string {
 		urls = append(urls, url(name))
 	}
 	return urls
+}
+
+// machineAddrs are this machine's addresses a phone could reach: of the
+// interfaces that are up, neither loopback nor link-local; IPv4 only with
+// v4only.
+func machineAddrs(v4only bool) []net.IP {
+	var ips []net.IP
+	ifaces, _ := net.Interfaces()
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, ad := range addrs {
+			ipn, ok := ad.(*net.IPNet)
+			if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() || (v4only && ipn.IP.To4() == nil) {
+				continue
+			}
+			ips = append(ips, ipn.IP)
+		}
+	}
+	return ips
 }
 
 // serveToken is the token kept at path, or a new random one when there is

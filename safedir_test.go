@@ -31,15 +31,7 @@ func noBlock(t *testing.T, what string, fn func() error) error {
 // #1): every directory opener refuses it at once, without opening it,
 // naming what is there; a link to a directory inside is followed.
 func TestDirOpenersRefuse(t *testing.T) {
-	base := t.TempDir()
-	ws := filepath.Join(base, "ws")
-	outside := filepath.Join(base, "outside")
-	for _, d := range []string{ws, outside, filepath.Join(ws, "real")} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	confineWrites(ws)
+	ws, outside := confinedWorkspace(t)
 	fifo := filepath.Join(ws, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("no FIFOs here:", err)

@@ -79,15 +79,7 @@ func TestWriterRefuses(t *testing.T) {
 // link: refused when it leads out of the workspace, followed when it stays
 // inside.
 func TestWriterConfined(t *testing.T) {
-	base := t.TempDir()
-	ws := filepath.Join(base, "ws")
-	outside := filepath.Join(base, "outside")
-	for _, d := range []string{ws, outside, filepath.Join(ws, "real")} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	confineWrites(ws)
+	ws, outside := confinedWorkspace(t)
 	logs := filepath.Join(ws, "logs")
 	if err := os.Symlink(outside, logs); err != nil {
 		t.Fatal(err)
@@ -196,4 +188,19 @@ func TestTempFileKeptUntilNamed(t *testing.T) {
 			t.Fatalf("commit %d beside a sweep: %v", i, err)
 		}
 	}
+}
+
+// confinedWorkspace makes a workspace (with a directory "real" in it) and
+// a directory outside it, and confines the tool's writes to the workspace.
+func confinedWorkspace(t *testing.T) (ws, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	ws, outside = filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{ws, outside, filepath.Join(ws, "real")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	confineWrites(ws)
+	return ws, outside
 }

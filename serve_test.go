@@ -274,23 +274,3 @@ func cmdStreams(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	})
 }
-
-// hasIPv4Address reports whether this machine has an IPv4 address a phone
-// could reach (up, not loopback, not link-local), as serve --listen
-// 0.0.0.0 lists them: a container with no network has none, and serve
-// then names the host instead (serve-listen-all.txtar).
-func hasIPv4Address() bool {
-	ifaces, _ := net.Interfaces()
-	for _, ifc := range ifaces {
-		if ifc.Flags&net.FlagUp == 0 {
-			continue
-		}
-		addrs, _ := ifc.Addrs()
-		for _, ad := range addrs {
-			if ipn, ok := ad.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
-				return true
-			}
-		}
-	}
-	return false
-}
