@@ -117,7 +117,11 @@ func (g *registration) keep() string {
 	_, replaced, err := writeEntryOver(g.entry, true)
 	if err != nil {
 		g.removed = true // said once; the run goes on unregistered
-		return replacedMsg(g.path, fmt.Sprintf("%v; 'claude-iterate ps' does not show this run any more", unwrapPathError(err)))
+		hint := ""
+		if he := (*hintError)(nil); errors.As(err, &he) {
+			err, hint = he.err, " ("+he.hint+")"
+		}
+		return replacedMsg(g.path, fmt.Sprintf("%v; 'claude-iterate ps' does not show this run any more%s", unwrapPathError(err), hint))
 	}
 	g.written, _ = os.Lstat(g.path)
 	if replaced != nil {
