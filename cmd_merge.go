@@ -77,7 +77,7 @@ func runMerge(env *cliEnv, args []string) error {
 	}
 	if ahead == 0 {
 		fmt.Fprintf(env.stdout, "Nothing to merge: %s has no commit that %s lacks\n", st.Branch, st.Base)
-		warnUncommitted(env, st)
+		warnUncommitted(env, w, st)
 		return nil
 	}
 	ff := isAncestor(g.top, st.Base, st.Branch)
@@ -139,7 +139,7 @@ func runMerge(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	warnUncommitted(env, st)
+	warnUncommitted(env, w, st)
 	if st.Squashed != "" {
 		if err := w.save(); err != nil {
 			fmt.Fprintf(env.stderr, "%s: warning: saving %s: %v\n", progName, w.metadataPath(), unwrapPathError(err))
@@ -305,14 +305,15 @@ func taskTitle(w *workspace) string {
 
 // warnUncommitted says, after merge, that the worktree's uncommitted files
 // are not merged (merge takes commits only) and how to commit them.
-func warnUncommitted(env *cliEnv, st *gitState) {
+func warnUncommitted(env *cliEnv, w *workspace, st *gitState) {
 	out, err := runGit(st.Worktree, "status", "--porcelain", "--untracked-files=all")
 	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
 		return
 	}
 	n := len(strings.Split(strings.TrimSpace(string(out)), "\n"))
 	one := n == 1
-	fmt.Fprintf(env.stderr, "%s: warning: %s uncommitted in the worktree %s %s not merged: commit %s (%s, or the next run commits %s), then merge again\n",
-		progName, plural(n, "file"), relPath(env.projectRoot, st.Worktree), map[bool]string{true: "is", false: "are"}[one], map[bool]string{true: "it", false: "them"}[one],
-		commitCommand(env, st.Worktree), map[bool]string{true: "it", false: "them"}[one])
+	them := map[bool]string{true: "it", false: "them"}[one]
+	fmt.Fprintf(env.stderr, "%s: warning: %s uncommitted in the worktree %s %s not merged: commit %s (%s%s), then merge again\n",
+		progName, plural(n, "file"), relPath(env.projectRoot, st.Worktree), map[bool]string{true: "is", false: "are"}[one], them,
+		commitCommand(env, st.Worktree), nextRunCommits(env, w, them))
 }

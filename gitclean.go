@@ -93,7 +93,7 @@ func planGitClean(env *cliEnv, w *workspace, force, noArchive, deleteBranch bool
 	switch {
 	case !force && p.uncommitted: // merge takes commits only: say how to make them
 		return nil, withHint(fmt.Errorf("not cleaning workspace %s: %s", w.Name, strings.Join(what, ", and ")),
-			"commit them (%s, or the next '%s' commits them first), then %s; or clean --force (the archive keeps a patch of them)", commitCommand(env, st.Worktree), wsCommand(w, "run"), wsCommand(w, "merge"))
+			"commit them (%s%s), then %s; or clean --force (the archive keeps a patch of them)", commitCommand(env, st.Worktree), nextRunCommits(env, w, "them"), wsCommand(w, "merge"))
 	case !force:
 		return nil, fmt.Errorf("not cleaning workspace %s: %s: merge them first (%s), or clean --force (the archive keeps a patch of them)", w.Name, strings.Join(what, ", and "), wsCommand(w, "merge"))
 	}
@@ -183,6 +183,18 @@ func (p *gitCleanPlan) remove(env *cliEnv) error {
 		fmt.Fprintf(env.stdout, "Deleted the branch %s\n", p.st.Branch)
 		return nil
 	})
+}
+
+// nextRunCommits is ", or the next 'claude-iterate run W' commits them
+// first" (what: "it" or "them") when the workspace's next run would
+// commit a worktree's leftovers (git.commit is not false in its
+// configuration); "" when it would not. A broken config file is left out.
+func nextRunCommits(env *cliEnv, w *workspace, what string) string {
+	project, user, _ := baseLayersLenient(env.projectRoot)
+	if !resolveSettings(envLayer(), w.meta.configLayer, project, user).GitCommit {
+		return ""
+	}
+	return fmt.Sprintf(", or the next '%s' commits %s first", wsCommand(w, "run"), what)
 }
 
 // commitCommand is the git command that commits every change in the
