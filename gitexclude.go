@@ -29,7 +29,6 @@ package main
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +88,7 @@ func excludeHazard(root string, dirs ...string) error {
 		}
 		m := fi.Mode()
 		switch {
-		case m&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeCharDevice|fs.ModeSocket) != 0:
+		case hangsGit(m): // gitstall.go
 			return fmt.Errorf("%s is %s, not a regular file: git reads it as %s and would wait on it without end; remove it ('rm %s') or make it a regular file, then run again", f.path, fileKind(fi), f.role, f.path)
 		case m.IsRegular() && fi.Size() > excludeFileCap:
 			return fmt.Errorf("%s is %s: git reads it whole as %s (a real one is a few kilobytes); remove or shorten it, then run again", f.path, byteSize(fi.Size()), f.role)
