@@ -5,7 +5,8 @@ package main
 //   - The agent asks by writing "question": "…" (a non-empty string) in
 //     .status.json. A question counts when the iteration wrote it
 //     (evidence.go), unless it was answered and the file held it before:
-//     the agent left it in. One removed and written again later, or
+//     the agent left it in (said once a run, in the console and the log,
+//     so that an agent looping on it shows). One removed and written again later, or
 //     forgotten by reset, is a new question. After the iteration the run
 //     records the question as pending in the metadata (text and hash) and
 //     does what onQuestion says: wait (for an answer, without running the agent; s, .stop,
@@ -232,6 +233,7 @@ type questionDesk struct {
 	save       func() // saves the metadata
 	busyTold   bool   // the lock of ANSWERS.md was found held, and said so
 	badTold    string // the warning about a bad answer file it could not remove
+	leftTold   string // the hash of the answered question left in, said once
 }
 
 // note records the question the iteration asked (e) as pending, and
@@ -248,6 +250,11 @@ func (d *questionDesk) note(e *evidence) (q string, isNew bool) {
 		case p != nil && p.Hash == h:
 			return q, false
 		case e.leftIn && m.Question.answered(h): // answered, and left in the file
+			if d.leftTold != h {
+				d.leftTold = h
+				d.log.printf("[the agent left its question, answered before, in .status.json: not asked again: %s]", clip(oneLine(q), 300))
+				d.con.noticef("the agent left its question, answered before, in .status.json: not asked again (its answer is in %s)", answersFile)
+			}
 			if p != nil {
 				return p.Pending, false
 			}
