@@ -203,6 +203,21 @@ func defaultWorktreeDir(projectRoot, name string) string {
 	return filepath.Join(projectRoot, filepath.FromSlash(worktreesDirName), name)
 }
 
+// worktreeOwner returns the workspace beside w whose worktree dir is, nil
+// when dir is not a workspace's worktree: clean frees that one, and git
+// worktree remove would pull it from under the workspace.
+func worktreeOwner(projectRoot string, w *workspace, dir string) *workspace {
+	name := filepath.Base(dir)
+	if !sameDir(filepath.Dir(dir), filepath.Dir(defaultWorktreeDir(projectRoot, name))) || w.StateDir == "" {
+		return nil
+	}
+	owner := &workspace{Name: name, StateDir: filepath.Join(filepath.Dir(w.StateDir), name)}
+	if fi, err := os.Lstat(owner.StateDir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	return owner
+}
+
 // worktreeOf returns the checkout the branch is checked out in, "" if none.
 func (g *gitRepo) worktreeOf(branch string) string {
 	out, _, err := gitOut(g.top, nil, "worktree", "list", "--porcelain")
@@ -300,6 +315,12 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 	if other := g.worktreeOf(branch); other != "" {
 		if sameDir(other, g.top) {
 			return nil, nil, fmt.Errorf("branch %s is checked out in the main checkout (%s): choose another branch with --branch", branch, other)
+		}
+		if owner := worktreeOwner(projectRoot, w, other); owner != nil {
+			if _, held := lockHolder(owner); held {
+				return nil, nil, fmt.Errorf("branch %s is the branch of workspace %s, whose run works on it now in %s: choose another with --branch", branch, owner.Name, other)
+			}
+			return nil, nil, fmt.Errorf("branch %s is the branch of workspace %s (its worktree %s): choose another with --branch, or free it with 'claude-iterate clean %s' once its work is merged (clean keeps the branch)", branch, owner.Name, other, owner.Name)
 		}
 		return nil, nil, fmt.Errorf("branch %s is checked out in %s: choose another with --branch, or free it ('git worktree remove %s')", branch, other, other)
 	}
