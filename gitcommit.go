@@ -72,6 +72,8 @@ type runGitSetup struct {
 	bigWarned map[string]bool
 	root      string         // the project's root, for the paths shown
 	stray     *worktreeFault // the worktree left its branch (gitworktreecheck.go)
+	// dotGitTold: the worktree's .git was found broken, and said so
+	dotGitTold bool
 }
 
 // gitIdentity returns the -c options a commit in dir needs: none when git

@@ -23,8 +23,9 @@ package main
 //     commit, without starting git: the path still a directory, not a link
 //     (the work tree git is given: strayPath), and the HEAD of the run's git directory still on the
 //     branch; else nothing is committed and the run stops (strayEnding).
-//     A .git the agent deleted matters not then: the run's git commands
-//     name the worktree's git directory (git-guard).
+//     A .git the agent deleted or replaced does not stop the run: its git
+//     commands name the worktree's git directory (git-guard); a warning,
+//     once, says what the next run, merge and clean will refuse.
 
 import (
 	"errors"
@@ -264,6 +265,7 @@ func strayed(s *runGitSetup, g *gitTree, rec *iterationRecord, after *gitSnapsho
 			}
 		}
 		if f == nil {
+			dotGitCheck(s, rec.Iteration)
 			return false
 		}
 		s.stray = f
@@ -279,6 +281,29 @@ func strayed(s *runGitSetup, g *gitTree, rec *iterationRecord, after *gitSnapsho
 	}
 	s.log.printf("NOT COMMITTED: %s", s.stray.what)
 	return true
+}
+
+// dotGitCheck warns, once a run, when the worktree's .git is no longer
+// the file naming its git directory (the agent deleted or replaced it):
+// the run goes on, its git commands name that directory (git-guard), but
+// git in the worktree, the next run, merge and clean refuse it until it is
+// repaired, and the warning says so where it happened.
+func dotGitCheck(s *runGitSetup, iteration int) {
+	if s.dotGitTold {
+		return
+	}
+	st := *s.state
+	f, _ := checkWorktreeFiles(s.repo.common, s.root, s.ws.Name, &st)
+	if f == nil {
+		return
+	}
+	s.dotGitTold = true
+	goesOn := "this run goes on"
+	if s.commit {
+		goesOn += " committing to its branch"
+	}
+	s.con.errorf("warning: iteration %d: %s; %s, but the next run, merge and clean refuse it: %s", iteration, f.what, goesOn, f.fix)
+	s.log.printf("[warning: %s: %s]", f.what, f.fix)
 }
 
 // strayPath checks, before the scan that ends an iteration, that the
