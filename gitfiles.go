@@ -58,9 +58,11 @@ type gitTree struct {
 	// cannot run stops too.
 	commits bool
 	// stuck is the file git status was found waiting on, pause why git
-	// does not run now, misses the scans missed in a row (gitstall.go).
+	// does not run now; timedOut: the last git status that ran timed out
+	// with no such file found, so the next one failing ends git for the
+	// run (gitstall.go). A pause, where git did not run, is not a failure.
 	stuck, pause string
-	misses       int
+	timedOut     bool
 }
 
 // gitSnapshot is a work tree's dirty files and HEAD at one moment.
@@ -341,7 +343,6 @@ func (g *gitTree) stopsWhat() string {
 // paused notes that git status cannot run now, for why: said once per
 // cause; git is tried again at the next scan.
 func (g *gitTree) paused(why string) {
-	g.misses++
 	if why != g.pause && g.warn != nil {
 		g.warn(fmt.Sprintf("git cannot run in %s: %s; until then %s (git is tried again after each iteration)", g.top, why, g.stopsWhat()))
 	}
@@ -358,7 +359,8 @@ func (g *gitTree) scanFailed(err error) {
 		g.paused(fmt.Sprintf("git did not answer within %s: %s", gitTimeout, st.why))
 		return
 	}
-	if st != nil && g.misses == 0 {
+	if st != nil && !g.timedOut {
+		g.timedOut = true
 		g.paused(err.Error())
 		return
 	}
@@ -378,7 +380,7 @@ func (g *gitTree) scanned() {
 		}
 		g.note(fmt.Sprintf("git answers again in %s: %s", g.top, what))
 	}
-	g.pause, g.misses = "", 0
+	g.pause, g.timedOut = "", false
 }
 
 // stalledOn notes the file a git command of the run (a commit's git add)

@@ -71,3 +71,31 @@ func TestGitVerb(t *testing.T) {
 		}
 	}
 }
+
+// TestScanFailedRetry: a git status that timed out with no file found is
+// tried once more, even right after a pause in which git did not run (a
+// pause is not a failure); a second time-out in a row ends git for the
+// run, and a scan that answered starts the count again.
+func TestScanFailedRetry(t *testing.T) {
+	var warned []string
+	g := &gitTree{top: "/x", warn: func(msg string) { warned = append(warned, msg) }}
+	timeout := &gitStallError{what: "git status"}
+	g.paused("a file git waits on")
+	g.paused("a file git waits on")
+	g.scanFailed(timeout)
+	if g.failed {
+		t.Fatal("the first time-out after a pause ended git for the run")
+	}
+	g.scanned()
+	g.scanFailed(timeout)
+	if g.failed {
+		t.Fatal("a time-out after a scan that answered ended git for the run")
+	}
+	g.scanFailed(timeout)
+	if !g.failed {
+		t.Fatal("a second time-out in a row did not end git for the run")
+	}
+	if last := warned[len(warned)-1]; !strings.Contains(last, "for the rest of this run") {
+		t.Errorf("the last warning is %q", last)
+	}
+}
