@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestFindStallFile: the walk finds a .gitignore git would wait on deep in
@@ -97,5 +100,51 @@ func TestScanFailedRetry(t *testing.T) {
 	}
 	if last := warned[len(warned)-1]; !strings.Contains(last, "for the rest of this run") {
 		t.Errorf("the last warning is %q", last)
+	}
+}
+
+// TestDropKilledLock: the index.lock a git killed at its time bound left
+// is removed; never one when git failed otherwise (another git holds it),
+// nor one older than the command, nor anything but a regular file.
+func TestDropKilledLock(t *testing.T) {
+	stall := &gitStallError{what: "git add"}
+	started := time.Now()
+	for _, c := range []struct {
+		name    string
+		gitDir  bool
+		err     error
+		age     time.Duration
+		fifo    bool
+		removed bool
+	}{
+		{"killed at its bound", true, stall, 0, false, true},
+		{"wrapped", true, fmt.Errorf("commit: %w", stall), 0, false, true},
+		{"failed otherwise", true, errors.New("exit status 128"), 0, false, false},
+		{"older than the command", true, stall, -time.Minute, false, false},
+		{"not a regular file", true, stall, 0, true, false},
+		{"no git directory", false, stall, 0, false, false},
+	} {
+		dir := t.TempDir()
+		lock := filepath.Join(dir, "index.lock")
+		if c.fifo {
+			if err := syscall.Mkfifo(lock, 0o644); err != nil {
+				t.Skip("no mkfifo:", err)
+			}
+		} else if err := os.WriteFile(lock, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mtime := started.Add(c.age)
+		if err := os.Chtimes(lock, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		gitDir := dir
+		if !c.gitDir {
+			gitDir = ""
+		}
+		dropKilledLock(gitDir, c.err, started)
+		_, err := os.Lstat(lock)
+		if gone := errors.Is(err, os.ErrNotExist); gone != c.removed {
+			t.Errorf("%s: removed = %v, want %v", c.name, gone, c.removed)
+		}
 	}
 }
