@@ -257,7 +257,7 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 	}
 	var w *workspace
 	if len(pos) == 2 {
-		w, err = locateWorkspace(env.projectRoot, dir, pos[1])
+		w, err = locateNewWorkspace(env.projectRoot, dir, pos[1])
 		if err != nil {
 			return err
 		}
@@ -268,8 +268,10 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 		}
 		if !validName(top) {
 			return usagef("the archived workspace's name %q is not a valid workspace name: give one after the archive", top)
+		} else if why := branchNameFault(top); why != "" {
+			return usagef("the archived workspace's name %q is no longer taken for a new workspace (%s): give one after the archive", top, why)
 		}
-		w, err = locateWorkspace(env.projectRoot, dir, top)
+		w, err = locateNewWorkspace(env.projectRoot, dir, top)
 		if err != nil {
 			return err
 		}

@@ -545,7 +545,11 @@ func runRun(env *cliEnv, args []string) error {
 		err = eerr
 	}
 	if err != nil {
-		r.setupFailed(err)
+		if errorExitCode(err) == exitUsage {
+			setupRefused(r) // gitrun.go
+		} else {
+			r.setupFailed(err)
+		}
 		removeNewState(r.newState, r.lock)
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
 		r.events.drain(r.sup.sigs.c, false, env.stderr)

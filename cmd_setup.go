@@ -114,6 +114,9 @@ func runSetup(env *cliEnv, args []string) error {
 			return withHint(fmt.Errorf("workspace %s has a task already (%s)", w.Name, shownTask), "refine it with: %s", wsCommand(w, "edit"))
 		}
 	} else {
+		if err := checkNewName(arg); err != nil {
+			return err
+		}
 		m := modeLoop
 		if mode.set {
 			m = mode.s

@@ -230,3 +230,15 @@ func (s *settings) setGit(key string, v any) bool {
 	}
 	return true
 }
+
+// setupRefused ends a run refused for a usage or config fault (exit 2)
+// before its first iteration: a refusal, as a bad flag's, not a run, so the
+// metadata keeps the last run's ending (status, reason, exit status); it is
+// saved only for a worktree the set-up made, which it must not lose.
+func setupRefused(r *runner) {
+	if r.lock != nil && r.ws != nil && r.ws.meta != nil && r.gitSetup != nil && r.gitSetup.state != nil {
+		if err := r.ws.save(); err != nil && !isGone(err) {
+			fmt.Fprintf(r.env.stderr, "%s: warning: saving %s: %v\n", progName, r.ws.metadataPath(), unwrapPathError(err))
+		}
+	}
+}

@@ -306,7 +306,7 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 		} else {
 			why = " (" + why + ")"
 		}
-		return nil, nil, fmt.Errorf("%q is not a valid branch name%s: choose another with --branch", branch, why)
+		return nil, nil, &inputError{fmt.Errorf("%q is not a valid branch name%s: choose another with --branch", branch, why)} // exit 2, as a bad flag value
 	}
 	dir := defaultWorktreeDir(projectRoot, w.Name)
 	if _, err := os.Lstat(dir); err == nil {
