@@ -198,9 +198,21 @@ func (g *gitRepo) gitLocked(fn func() error) error {
 	return fn()
 }
 
-// defaultWorktreeDir is where a workspace's worktree is made.
+// defaultWorktreeDir is where a workspace's worktree is made: under the
+// project root's real path, so that a run through a symbolic link to the
+// project (macOS's /tmp) records the path git does, which stays the same
+// once the link is gone (tryout 7).
 func defaultWorktreeDir(projectRoot, name string) string {
-	return filepath.Join(projectRoot, filepath.FromSlash(worktreesDirName), name)
+	return filepath.Join(realPath(projectRoot), filepath.FromSlash(worktreesDirName), name)
+}
+
+// realPath is path with its symbolic links resolved, or path itself when
+// they cannot be.
+func realPath(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
 }
 
 // worktreeOwner returns the workspace beside w whose worktree dir is, nil
@@ -279,7 +291,8 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 		}
 		f := checkWorktree(g.common, projectRoot, w.Name, st) // gitworktreecheck.go
 		if f == nil {
-			st.Removed = false // a clean that did not get to remove it
+			st.Worktree = realPath(st.Worktree) // a record made through a link: its real path from now on
+			st.Removed = false                  // a clean that did not get to remove it
 			return g, st, nil
 		}
 		if !f.missing {

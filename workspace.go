@@ -567,6 +567,13 @@ func relPath(root, path string) string {
 	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
 		return r
 	}
+	// A root reached through a symbolic link, a path under its real path
+	// (a worktree's: defaultWorktreeDir).
+	if real := realPath(root); real != root && filepath.IsAbs(path) {
+		if r, err := filepath.Rel(real, path); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
 	return path
 }
 
