@@ -276,6 +276,11 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 			return err
 		}
 	}
+	for _, d := range [][2]string{{env.projectRoot, "the project root"}, {w.Dir, "the workspace"}} {
+		if err := refuseGitDir(d[0], d[1]); err != nil { // gitworktree.go
+			return err
+		}
+	}
 	label := wsLabel(w, pos[1:])
 	if !freeTarget(w.Dir) {
 		return withHint(fmt.Errorf("workspace %s already exists (%s)", label, relPath(env.projectRoot, w.Dir)), "restore it under another name: claude-iterate archive restore %s <new-name>", pos[0])

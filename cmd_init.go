@@ -142,12 +142,18 @@ func runInit(env *cliEnv, args []string) error {
 	if err := sf.checkNotifyURL(); err != nil {
 		return err
 	}
+	if err := refuseGitDir(env.projectRoot, "the project root"); err != nil { // gitworktree.go
+		return err
+	}
 	dir, err := workspacesDir(env)
 	if err != nil {
 		return err
 	}
 	w, err := locateNewWorkspace(env.projectRoot, dir, arg)
 	if err != nil {
+		return err
+	}
+	if err := refuseGitDir(w.Dir, "the workspace"); err != nil {
 		return err
 	}
 

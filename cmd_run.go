@@ -531,6 +531,9 @@ func runRun(env *cliEnv, args []string) error {
 			r.env = &quiet
 		}
 	}
+	if usageErr == nil { // before anything is made: gitworktree.go
+		usageErr = refuseGitDir(env.projectRoot, "the project root")
+	}
 	if usageErr != nil { // a usage error found once --events was read
 		r.events.write(exitEvent(errorExitCode(usageErr), "error: "+usageErr.Error()))
 		r.events.drain(r.sup.sigs.c, false, env.stderr)

@@ -74,6 +74,9 @@ func runSetup(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseGitDir(env.projectRoot, "the project root"); err != nil { // gitworktree.go
+		return err
+	}
 	if mode.set {
 		if err := checkModeFlag(mode.s); err != nil {
 			return err
