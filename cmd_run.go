@@ -83,7 +83,9 @@ Git (see 'Git' below):
   --commit                    commit each iteration's changes without a
                               worktree, on the current branch (config
                               git.commit: true; to keep it: 'claude-iterate
-                              config set git.commit true')
+                              config set git.commit true'); a workspace that
+                              has a worktree works and commits there, as
+                              always: add --no-worktree for the main checkout
   --no-commit                 no commits in the worktree (git.commit: false;
                               same as --commit=false)
 

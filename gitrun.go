@@ -50,6 +50,9 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 		s.repo, s.state = g, st
 		s.workRoot = filepath.Join(st.Worktree, relInRepo(g, env.projectRoot))
 		con.progressf("Working in the worktree %s, on branch %s", relPath(env.projectRoot, st.Worktree), st.Branch)
+		if opts.given["commit"] && opts.commit && !opts.given["worktree"] { // --help: --commit is "without a worktree"
+			con.noticef("--commit commits in workspace %s's worktree, where its runs work: for the main checkout, run with --no-worktree", ws.Name)
+		}
 	} else {
 		if err := checkGitVersion(); err != nil {
 			return nil, err
