@@ -257,7 +257,7 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 	}
 	var w *workspace
 	if len(pos) == 2 {
-		w, err = locateWorkspace(env.projectRoot, dir, pos[1])
+		w, err = locateNewWorkspace(env.projectRoot, dir, pos[1])
 		if err != nil {
 			return err
 		}
@@ -268,9 +268,16 @@ func runArchiveRestore(env *cliEnv, args []string) error {
 		}
 		if !validName(top) {
 			return usagef("the archived workspace's name %q is not a valid workspace name: give one after the archive", top)
+		} else if why := branchNameFault(top); why != "" {
+			return usagef("the archived workspace's name %q is no longer taken for a new workspace (%s): give one after the archive", top, why)
 		}
-		w, err = locateWorkspace(env.projectRoot, dir, top)
+		w, err = locateNewWorkspace(env.projectRoot, dir, top)
 		if err != nil {
+			return err
+		}
+	}
+	for _, d := range [][2]string{{env.projectRoot, "the project root"}, {w.Dir, "the workspace"}} {
+		if err := refuseGitDir(d[0], d[1]); err != nil { // gitworktree.go
 			return err
 		}
 	}

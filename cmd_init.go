@@ -37,7 +37,9 @@ TODO.md, .workspace.json (its mode and config), .metadata.json, and a
 logs, ...) out of git; the task files and .workspace.json stay committable.
 A clone of the repository needs no init: 'run' (or any command) takes the
 workspace up from them. <workspace> is a name (letters, digits, '.', '_',
-'-'; up to 64 characters), created under the workspaces directory
+'-'; up to 64 characters; no '..', not ending in '.' or '.lock', so that
+its branch claude-iterate/<name> is a git branch), created under the
+workspaces directory
 (claude-iterate/workspaces by default), or a path: ".", or starting with "/"
 or "./". An existing workspace is never overwritten.
 
@@ -140,12 +142,18 @@ func runInit(env *cliEnv, args []string) error {
 	if err := sf.checkNotifyURL(); err != nil {
 		return err
 	}
+	if err := refuseGitDir(env.projectRoot, "the project root"); err != nil { // gitworktree.go
+		return err
+	}
 	dir, err := workspacesDir(env)
 	if err != nil {
 		return err
 	}
-	w, err := locateWorkspace(env.projectRoot, dir, arg)
+	w, err := locateNewWorkspace(env.projectRoot, dir, arg)
 	if err != nil {
+		return err
+	}
+	if err := refuseGitDir(w.Dir, "the workspace"); err != nil {
 		return err
 	}
 
@@ -187,6 +195,9 @@ func runInit(env *cliEnv, args []string) error {
 		}
 		if _, err := openGitRepo(env.projectRoot, "--worktree"); err != nil {
 			return err
+		}
+		if why := branchNameFault(w.Name); why != "" { // a path's directory name; a name's is checked
+			return usagef("workspace %s cannot have --worktree's branch %s%s (%s): init it without --worktree, and give its first run --worktree --branch NAME", arg, branchPrefix, w.Name, why)
 		}
 	}
 	if err := checkInitAgents(env, cfg); err != nil {

@@ -83,7 +83,9 @@ Git (see 'Git' below):
   --commit                    commit each iteration's changes without a
                               worktree, on the current branch (config
                               git.commit: true; to keep it: 'claude-iterate
-                              config set git.commit true')
+                              config set git.commit true'); a workspace that
+                              has a worktree works and commits there, as
+                              always: add --no-worktree for the main checkout
   --no-commit                 no commits in the worktree (git.commit: false;
                               same as --commit=false)
 
@@ -531,6 +533,9 @@ func runRun(env *cliEnv, args []string) error {
 			r.env = &quiet
 		}
 	}
+	if usageErr == nil { // before anything is made: gitworktree.go
+		usageErr = refuseGitDir(env.projectRoot, "the project root")
+	}
 	if usageErr != nil { // a usage error found once --events was read
 		r.events.write(exitEvent(errorExitCode(usageErr), "error: "+usageErr.Error()))
 		r.events.drain(r.sup.sigs.c, false, env.stderr)
@@ -545,7 +550,11 @@ func runRun(env *cliEnv, args []string) error {
 		err = eerr
 	}
 	if err != nil {
-		r.setupFailed(err)
+		if errorExitCode(err) == exitUsage {
+			setupRefused(r) // gitrun.go
+		} else {
+			r.setupFailed(err)
+		}
 		removeNewState(r.newState, r.lock)
 		r.events.write(exitEvent(errorExitCode(err), "error: "+err.Error()))
 		r.events.drain(r.sup.sigs.c, false, env.stderr)

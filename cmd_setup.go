@@ -74,6 +74,9 @@ func runSetup(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseGitDir(env.projectRoot, "the project root"); err != nil { // gitworktree.go
+		return err
+	}
 	if mode.set {
 		if err := checkModeFlag(mode.s); err != nil {
 			return err
@@ -114,6 +117,9 @@ func runSetup(env *cliEnv, args []string) error {
 			return withHint(fmt.Errorf("workspace %s has a task already (%s)", w.Name, shownTask), "refine it with: %s", wsCommand(w, "edit"))
 		}
 	} else {
+		if err := checkNewName(arg); err != nil {
+			return err
+		}
 		m := modeLoop
 		if mode.set {
 			m = mode.s

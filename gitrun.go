@@ -50,6 +50,9 @@ func setupGit(env *cliEnv, cfg *settings, opts *runOptions, ws *workspace, con *
 		s.repo, s.state = g, st
 		s.workRoot = filepath.Join(st.Worktree, relInRepo(g, env.projectRoot))
 		con.progressf("Working in the worktree %s, on branch %s", relPath(env.projectRoot, st.Worktree), st.Branch)
+		if opts.given["commit"] && opts.commit && !opts.given["worktree"] { // --help: --commit is "without a worktree"
+			con.noticef("--commit commits in workspace %s's worktree, where its runs work: for the main checkout, run with --no-worktree", ws.Name)
+		}
 	} else {
 		if err := checkGitVersion(); err != nil {
 			return nil, err
@@ -229,4 +232,16 @@ func (s *settings) setGit(key string, v any) bool {
 		return false
 	}
 	return true
+}
+
+// setupRefused ends a run refused for a usage or config fault (exit 2)
+// before its first iteration: a refusal, as a bad flag's, not a run, so the
+// metadata keeps the last run's ending (status, reason, exit status); it is
+// saved only for a worktree the set-up made, which it must not lose.
+func setupRefused(r *runner) {
+	if r.lock != nil && r.ws != nil && r.ws.meta != nil && r.gitSetup != nil && r.gitSetup.state != nil {
+		if err := r.ws.save(); err != nil && !isGone(err) {
+			fmt.Fprintf(r.env.stderr, "%s: warning: saving %s: %v\n", progName, r.ws.metadataPath(), unwrapPathError(err))
+		}
+	}
 }

@@ -142,6 +142,54 @@ func checkGitVersion() error {
 	return nil
 }
 
+// refuseGitDir refuses dir, a project root or a new workspace's directory,
+// when it lies in a git directory (a bare repository, or a checkout's
+// .git), where git keeps its own files and no agent should work: exit 2,
+// before anything is made there (tryout 7). It finds the repository as git
+// does, from the files alone: no git runs, and none need be installed.
+func refuseGitDir(dir, what string) error {
+	for d := realPath(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return nil // in a checkout
+		}
+		if isGitDir(d) {
+			if filepath.Base(d) == ".git" {
+				return &inputError{withHint(fmt.Errorf("%s %s is inside the git directory of the checkout %s, where git keeps its own files", what, dir, filepath.Dir(d)), "work from the checkout: cd %s", shellQuote(filepath.Dir(d)))}
+			}
+			return &inputError{withHint(fmt.Errorf("%s %s is in a bare repository, which has no checkout to work in", what, dir), "clone it ('git clone %s work') and work there", shellQuote(d))}
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
+// isGitDir reports whether d is a git directory, as git tells one: a HEAD
+// naming a ref or a commit, and objects/ and refs/ directories.
+func isGitDir(d string) bool {
+	head, err := readRegularFile(filepath.Join(d, "HEAD"), 4096)
+	if err != nil {
+		return false
+	}
+	h := strings.TrimSpace(string(head))
+	if !strings.HasPrefix(h, "ref: refs/") && (len(h) < 40 || strings.Trim(h, "0123456789abcdef") != "") {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(d, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// placeError is openGitRepoFrom's refusal of the place: no repository, or
+// a bare one.
+type placeError struct{ err error }
+
+func (e *placeError) Error() string { return e.err.Error() }
+func (e *placeError) Unwrap() error { return e.err }
+
 // openGitRepo finds the repository around dir, refusing none and a bare one.
 func openGitRepo(dir, what string) (*gitRepo, error) {
 	return openGitRepoFrom(dir, what, "")
@@ -149,23 +197,29 @@ func openGitRepo(dir, what string) (*gitRepo, error) {
 
 // openGitRepoFrom is openGitRepo for a setting the user did not give on
 // the command line: from says where it is set (worktreeSource), and the
-// refusals name it rather than the flag.
-func openGitRepoFrom(dir, what, from string) (*gitRepo, error) {
+// refusals name it rather than the flag. No repository, or a bare one, for
+// a flag (what "--worktree") or a setting is a usage fault: exit 2.
+func openGitRepoFrom(dir, what, from string) (g *gitRepo, err error) {
+	defer func() {
+		if err != nil && errors.As(err, new(*placeError)) && (from != "" || strings.HasPrefix(what, "--")) {
+			err = &inputError{err}
+		}
+	}()
 	bare, stderr, err := gitOut(dir, nil, "rev-parse", "--is-bare-repository")
 	if err != nil {
 		if strings.Contains(stderr, "not a git repository") {
 			if from != "" {
-				return nil, fmt.Errorf("%s, and %s is not in a git repository: run 'git init' there and commit once, or run this once with --no-worktree", from, dir)
+				return nil, &placeError{fmt.Errorf("%s, and %s is not in a git repository: run 'git init' there and commit once, or run this once with --no-worktree", from, dir)}
 			}
-			return nil, fmt.Errorf("%s needs a git repository, and %s is not in one: run 'git init' there and commit once, or run without %s", what, dir, what)
+			return nil, &placeError{fmt.Errorf("%s needs a git repository, and %s is not in one: run 'git init' there and commit once, or run without %s", what, dir, what)}
 		}
 		return nil, fmt.Errorf("%s: git rev-parse failed in %s: %s", what, dir, gitFailure(stderr, err))
 	}
 	if bare == "true" {
 		if from != "" {
-			return nil, fmt.Errorf("%s, and %s is in a bare repository: clone it ('git clone %s work') and run there, or run this once with --no-worktree", from, dir, dir)
+			return nil, &placeError{fmt.Errorf("%s, and %s is in a bare repository: clone it ('git clone %s work') and run there, or run this once with --no-worktree", from, dir, dir)}
 		}
-		return nil, fmt.Errorf("%s needs a checkout, and %s is in a bare repository: clone it ('git clone %s work') and run there", what, dir, dir)
+		return nil, &placeError{fmt.Errorf("%s needs a checkout, and %s is in a bare repository: clone it ('git clone %s work') and run there", what, dir, dir)}
 	}
 	out, stderr, err := gitOut(dir, nil, "rev-parse", "--show-toplevel", "--git-common-dir")
 	if err != nil {
@@ -175,7 +229,7 @@ func openGitRepoFrom(dir, what, from string) (*gitRepo, error) {
 	if len(lines) != 2 {
 		return nil, fmt.Errorf("%s: git rev-parse in %s said %q", what, dir, out)
 	}
-	g := &gitRepo{top: lines[0], common: lines[1]}
+	g = &gitRepo{top: lines[0], common: lines[1]}
 	if !filepath.IsAbs(g.common) {
 		g.common = filepath.Join(dir, g.common)
 	}
@@ -198,9 +252,21 @@ func (g *gitRepo) gitLocked(fn func() error) error {
 	return fn()
 }
 
-// defaultWorktreeDir is where a workspace's worktree is made.
+// defaultWorktreeDir is where a workspace's worktree is made: under the
+// project root's real path, so that a run through a symbolic link to the
+// project (macOS's /tmp) records the path git does, which stays the same
+// once the link is gone (tryout 7).
 func defaultWorktreeDir(projectRoot, name string) string {
-	return filepath.Join(projectRoot, filepath.FromSlash(worktreesDirName), name)
+	return filepath.Join(realPath(projectRoot), filepath.FromSlash(worktreesDirName), name)
+}
+
+// realPath is path with its symbolic links resolved, or path itself when
+// they cannot be.
+func realPath(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
 }
 
 // worktreeOwner returns the workspace beside w whose worktree dir is, nil
@@ -279,7 +345,8 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 		}
 		f := checkWorktree(g.common, projectRoot, w.Name, st) // gitworktreecheck.go
 		if f == nil {
-			st.Removed = false // a clean that did not get to remove it
+			st.Worktree = realPath(st.Worktree) // a record made through a link: its real path from now on
+			st.Removed = false                  // a clean that did not get to remove it
 			return g, st, nil
 		}
 		if !f.missing {
@@ -306,7 +373,7 @@ func ensureWorktree(projectRoot string, w *workspace, req worktreeRequest) (*git
 		} else {
 			why = " (" + why + ")"
 		}
-		return nil, nil, fmt.Errorf("%q is not a valid branch name%s: choose another with --branch", branch, why)
+		return nil, nil, &inputError{fmt.Errorf("%q is not a valid branch name%s: choose another with --branch", branch, why)} // exit 2, as a bad flag value
 	}
 	dir := defaultWorktreeDir(projectRoot, w.Name)
 	if _, err := os.Lstat(dir); err == nil {

@@ -97,7 +97,12 @@ func checkWorktree(common, root, ws string, st *gitState) *worktreeFault {
 func checkWorktreeFiles(common, root, ws string, st *gitState) (*worktreeFault, string) {
 	if f := checkWorktreePath(root, ws, st); f != nil {
 		if f.missing {
-			if to := movedWorktree(common, st.Branch); to != "" {
+			if to := movedWorktree(common, st.Branch); to != "" && sameDir(to, defaultWorktreeDir(root, ws)) && st.Worktree != to {
+				// Recorded through a symbolic link since removed (an older
+				// version's record): the same worktree, at its real path.
+				st.Worktree = to
+				return checkWorktreeFiles(common, root, ws, st)
+			} else if to != "" {
 				shown := relPath(root, st.Worktree)
 				return &worktreeFault{broken: true, what: fmt.Sprintf("the worktree %s of workspace %s was moved to %s (git worktree move), where its branch %s is checked out", shown, ws, clip(stripControls(to), 200), st.Branch),
 					fix: fmt.Sprintf("move it back (git worktree move %s %s), then run again", clip(stripControls(to), 200), shown)}, ""

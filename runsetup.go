@@ -192,7 +192,7 @@ func (r *runner) setup(pos []string) error {
 // (status failed, the reason, the exit status; SPEC.md §2: on every exit
 // path), instead of showing the earlier run's ending; the log, if open,
 // ends with its RUN ENDED. The metadata is saved also for what the set-up
-// made (a worktree).
+// made (a worktree). Not for a usage fault: setupRefused.
 func (r *runner) setupFailed(err error) {
 	if r.lock == nil || r.ws == nil || r.ws.meta == nil {
 		return // not this run's workspace to write
@@ -318,7 +318,7 @@ func (r *runner) buildStops() error {
 
 // createDemo makes the workspace of a first dry run.
 func (r *runner) createDemo(workspacesDir, name string, quiet bool) (*workspace, error) {
-	w, err := locateWorkspace(r.env.projectRoot, workspacesDir, name)
+	w, err := locateNewWorkspace(r.env.projectRoot, workspacesDir, name)
 	if err != nil {
 		return nil, err
 	}

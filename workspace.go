@@ -196,6 +196,57 @@ func checkName(name string) error {
 	return usagef("invalid workspace name %s: use letters, digits, '.', '_' and '-', starting with a letter or digit", shown)
 }
 
+// branchNameFault says why a git branch cannot end in name (a component
+// of claude-iterate/<name>), by git check-ref-format's rules for a
+// component, "" when one can: no '..', no ending in '.lock' or '.', no
+// leading '.', no "@{", no control character, space or any of ~^:?*[\.
+func branchNameFault(name string) string {
+	switch {
+	case strings.Contains(name, ".."):
+		return "it contains '..'"
+	case strings.HasSuffix(name, ".lock"):
+		return "it ends in '.lock'"
+	case strings.HasSuffix(name, "."):
+		return "it ends in '.'"
+	case strings.HasPrefix(name, "."):
+		return "it starts with '.'"
+	case strings.Contains(name, "@{"):
+		return "it contains '@{'"
+	case strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) }) >= 0:
+		return "it contains a space, a control character or one of ~^:?*[\\"
+	}
+	return ""
+}
+
+// locateNewWorkspace is locateWorkspace for a command that makes the
+// workspace (init, a dry run's demo, archive restore): a name is refused
+// also when its branch claude-iterate/<name> (run --worktree) could not be
+// a git branch, so that every name made works with --worktree. A path's
+// workspace is named by its directory, and only init --worktree refuses
+// one (newWorktreeName).
+func locateNewWorkspace(projectRoot, workspacesDir, arg string) (*workspace, error) {
+	w, err := locateWorkspace(projectRoot, workspacesDir, arg)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNewName(arg); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// checkNewName refuses a new workspace's name (not a path) that git could
+// not take in its branch claude-iterate/<name>.
+func checkNewName(arg string) error {
+	if isWorkspacePath(arg) {
+		return nil
+	}
+	if why := branchNameFault(arg); why != "" {
+		return usagef("invalid workspace name %q: %s, and its branch %s%s would not be a valid git branch name", arg, why, branchPrefix, arg)
+	}
+	return nil
+}
+
 // projectMarkers are what make a directory a project root, in the order
 // they are looked for: the tool's directory (workspaces, archives), the
 // project config, and the state of a ralph-mode run (and the project's
@@ -515,6 +566,13 @@ func (w *workspace) displayStatus() string {
 func relPath(root, path string) string {
 	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
 		return r
+	}
+	// A root reached through a symbolic link, a path under its real path
+	// (a worktree's: defaultWorktreeDir).
+	if real := realPath(root); real != root && filepath.IsAbs(path) {
+		if r, err := filepath.Rel(real, path); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
 	}
 	return path
 }
