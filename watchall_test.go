@@ -60,7 +60,7 @@ func TestWatchAllFits(t *testing.T) {
 					a.panel, _ = readRunState(runs[3].entry.State)
 				}
 				lines := a.render(now, cols, 30)
-				if len(lines) > 29 {
+				if len(lines) > 30 {
 					t.Errorf("%d columns, view %d: %d lines on 30 rows", cols, view, len(lines))
 				}
 				for _, l := range lines {
