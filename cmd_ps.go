@@ -24,7 +24,9 @@ cost, tasks' progress and what the agent is doing now. The runs waiting
 for an answer come first.
 
 The states: running, waiting for an answer, usage-limit wait, verifying,
-delay (between iterations), stopping.
+delay (between iterations), stopping; a run that ended but is still there
+(its last notifications going out): the status it ended with (completed,
+stopped, failed, interrupted), and the reason as what it does now.
 
 Every run registers itself in $XDG_STATE_HOME/claude-iterate/runs/
 (~/.local/state/claude-iterate/runs/ by default, on macOS too) when it
@@ -34,7 +36,8 @@ starts, and unregisters when it ends; the entry of a run that was killed
 Options:
   --json       a JSON array, one object per run: id, project, workspace,
                path, agent, state (running, waiting, limit, verifying,
-               delay, stopping), iteration, maxIterations, elapsedMs,
+               delay, stopping, or how it ended), iteration,
+               maxIterations, elapsedMs,
                costUsd, progress ({"completed", "total"} or null), now,
                question (or null), pid, stopRequested, dryRun (true
                for a dry run, whose path is its scratch copy)

@@ -49,7 +49,8 @@ without saying how (killed with SIGKILL); 130 after Ctrl+C (129 or 143
 when the watch itself gets SIGHUP or SIGTERM).
 
 With --all, watches every run going on on this machine, in every project:
-ps's table, live, full screen, the runs waiting for an answer first. The
+ps's table, live, full screen, the runs waiting for an answer first (in
+a small window, a last line says how many more are above and below). The
 keys: up and down (or k and j) select a run; Enter opens its panel, as
 'watch <workspace>' shows it, and Esc comes back; s asks the selected run
 to stop after its iteration, and s again cancels that; a answers its

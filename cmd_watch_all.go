@@ -419,7 +419,7 @@ func (a *allWatcher) render(now time.Time, cols, rows int) []string {
 		} else {
 			foot = append(foot, helpLines(a.keysHelp(), w, style)...)
 		}
-		body = a.renderTable(w, rows-len(foot)-4, style)
+		body = a.renderTable(w, rows-len(foot)-3, style)
 	}
 	title := fmt.Sprintf("claude-iterate · %s going on", plural(len(a.runs), "run"))
 	if a.err != nil {
@@ -427,8 +427,8 @@ func (a *allWatcher) render(now time.Time, cols, rows int) []string {
 	}
 	lines := append([]string{style(clipWidth(title, w), styleBold), ""}, body...)
 	lines = append(append(lines, ""), foot...)
-	if len(lines) > rows-1 {
-		lines = append(lines[:max(rows-1-len(foot), 1)], foot...)
+	if len(lines) > rows {
+		lines = append(lines[:max(rows-len(foot), 1)], foot...)
 	}
 	return lines
 }
@@ -493,7 +493,8 @@ func helpLines(keys string, w int, style func(s, sgr string) string) []string {
 }
 
 // renderTable is the runs' table, the selected one marked, in at most
-// height rows (the selected one kept in view).
+// height rows (the selected one kept in view); when not every run fits, its
+// last line says how many more there are above and below.
 func (a *allWatcher) renderTable(w, height int, style func(s, sgr string) string) []string {
 	if len(a.runs) == 0 {
 		return []string{"No run is going on."}
@@ -504,6 +505,9 @@ func (a *allWatcher) renderTable(w, height int, style func(s, sgr string) string
 	}
 	head, rowLines := fitTable(psHeader, cells, psPriorities, w-2)
 	first, height := 0, max(height-1, 1)
+	if len(a.runs) > height {
+		height = max(height-1, 1) // a line for the runs out of view
+	}
 	for i, v := range a.runs {
 		if v.ID == a.selID && i >= height {
 			first = i - height + 1
@@ -521,7 +525,22 @@ func (a *allWatcher) renderTable(w, height int, style func(s, sgr string) string
 			out = append(out, "  "+style(line, stateStyle(v.State)))
 		}
 	}
+	if above, below := first, len(a.runs)-min(first+height, len(a.runs)); above+below > 0 {
+		out = append(out, style(clipWidth("  "+moreText(above, below), w), styleDim))
+	}
 	return out
+}
+
+// moreText says how many runs are out of view: "↑ 2 more · ↓ 3 more".
+func moreText(above, below int) string {
+	var parts []string
+	if above > 0 {
+		parts = append(parts, fmt.Sprintf("↑ %d more", above))
+	}
+	if below > 0 {
+		parts = append(parts, fmt.Sprintf("↓ %d more", below))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // stateStyle is the colour of a run's row in its state.

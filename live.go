@@ -504,6 +504,7 @@ func (l *live) ended(end ending, summary string, totals workTotals, elapsed time
 	now := time.Now()
 	l.mu.Lock()
 	l.st.Phase, l.st.Ended, l.st.Ending, l.st.Hint, l.st.ExitCode = phaseEnded, true, summary, end.hint, end.code
+	l.st.Status = end.status
 	l.st.Activity, l.st.Updated, l.st.Totals = activity{}, now, totals
 	data := l.marshal(now)
 	l.mu.Unlock()

@@ -74,6 +74,9 @@ type runState struct {
 	Ending      string      `json:"ending,omitempty"`
 	Hint        string      `json:"hint,omitempty"`
 	ExitCode    int         `json:"exitCode"`
+	// Status is the workspace's status the run ended with (completed,
+	// stopped, failed, interrupted), as list and status say it.
+	Status string `json:"status,omitempty"`
 
 	// WaitEndsRun: the wait ends at the run's deadline (--max-duration),
 	// not in a retry or a next iteration.
@@ -87,6 +90,23 @@ type runState struct {
 type stateLine struct {
 	Seq  int    `json:"seq"`
 	Text string `json:"text"`
+}
+
+// endLines are the lines the run said last, once it ended, as watch shows
+// them: how it ended, and on a failure the hint; none before its end.
+func (st *runState) endLines() []stateLine {
+	if !st.Ended || st.Ending == "" {
+		return nil
+	}
+	seq := 0
+	if n := len(st.Lines); n > 0 {
+		seq = st.Lines[n-1].Seq
+	}
+	out := []stateLine{{Seq: seq + 1, Text: progName + ": " + st.Ending}}
+	if st.ExitCode != exitOK && st.Hint != "" {
+		out = append(out, stateLine{Seq: seq + 2, Text: progName + ": hint: " + st.Hint})
+	}
+	return out
 }
 
 // elapsed is the run's time at now, time suspended excluded.

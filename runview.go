@@ -222,12 +222,18 @@ func viewOf(e runEntry, st *runState, now time.Time) runView {
 	v.State = stateOf(st, v.StopRequested)
 	v.Iteration, v.MaxIterations = st.Iteration, st.Max
 	v.ElapsedMS = st.elapsed(now).Milliseconds()
+	if st.Ended { // its last moments: its time stopped at the end, which it says
+		v.ElapsedMS = st.elapsed(st.Updated).Milliseconds()
+	}
 	v.CostUSD, v.CostEstimated = st.Totals.CostUSD, st.Totals.estimated()
 	if st.Iteration > 0 { // the agent of the running (or last) iteration
 		v.Agent = firstNonEmpty(st.Agent, agentClaude)
 	}
 	v.Progress = st.Tasks
 	v.Now = nowText(st, now, true)
+	if st.Ended && st.Ending != "" {
+		v.Now = st.Ending
+	}
 	if st.Question != "" && !st.Ended {
 		q := st.Question
 		v.Question = &q
@@ -236,10 +242,13 @@ func viewOf(e runEntry, st *runState, now time.Time) runView {
 }
 
 // stateOf is the state of the run whose state file says st; stop: a stop
-// after the iteration is asked.
+// after the iteration is asked. A run that ended (its last moments: a
+// notification going out) is in the status it ended with.
 func stateOf(st *runState, stop bool) string {
 	switch {
-	case st.Ended, st.Interrupted != "", stop:
+	case st.Ended:
+		return endedState(st)
+	case st.Interrupted != "", stop:
 		return runStateStopping
 	case st.Phase == phaseQuestion:
 		return runStateWaiting
@@ -251,6 +260,21 @@ func stateOf(st *runState, stop bool) string {
 		return runStateDelay
 	}
 	return runStateRunning
+}
+
+// endedState is the status the run whose state file says st ended with,
+// as list and status say it (a state file an older version wrote says it
+// by its exit code only).
+func endedState(st *runState) string {
+	switch {
+	case st.Status != "":
+		return st.Status
+	case st.Interrupted != "":
+		return statusInterrupted
+	case st.ExitCode == exitOK:
+		return statusStopped
+	}
+	return statusFailed
 }
 
 // workspace is v's workspace, loaded, for stop and answer.
@@ -275,8 +299,13 @@ func (v runView) label() string {
 // requestStop asks v's run to stop after its iteration, as 'claude-iterate
 // stop' does: the .stop file, written within the workspace (confineWrites),
 // whose directory is not made again when it is gone (a dry run's scratch
-// copy, removed as it ended: a .stop there would be no one's).
+// copy, removed as it ended: a .stop there would be no one's); never for a
+// run that has ended.
 func (v runView) requestStop() error {
+	if st, err := readRunState(v.entry.State); err == nil && st.PID == v.PID && st.Ended {
+		// Its last moments: a .stop now would stop the next run instead.
+		return fmt.Errorf("the run of %s has ended (%s): there is nothing to stop", v.label(), endedState(st))
+	}
 	confineWrites(v.entry.Dir)
 	path := filepath.Join(v.entry.StateDir, stopFile)
 	if err := checkStopPath(path); err != nil {

@@ -22,6 +22,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -144,12 +145,17 @@ func detailOf(v runView, n int) runDetail {
 	return runDetail{runView: v, History: lastRecords(filepath.Join(v.entry.StateDir, historyFile), v.ID, n), Lines: linesOf(st, v.PID)}
 }
 
-// linesOf is the last lines of run pid's output its state file st keeps.
+// linesOf is the last lines of run pid's output its state file st keeps,
+// up to its end line once it ended.
 func linesOf(st *runState, pid int) []stateLine {
-	if st == nil || st.PID != pid || st.Lines == nil {
+	if st == nil || st.PID != pid {
 		return []stateLine{}
 	}
-	return st.Lines
+	lines := append(slices.Clip(st.Lines), st.endLines()...) // st may be shared: never appended to
+	if lines == nil {
+		return []stateLine{}
+	}
+	return lines
 }
 
 // lastRecords returns the last n records of run id in the history at path,

@@ -19,7 +19,10 @@ package main
 //     a link or from a FIFO (openOwnFile), and the stream goes on from the
 //     history after the last iteration the file gave. A named "view" event carries
 //     the run as GET /api/runs/{id} shows it, without the history, when it
-//     changes; "end" says the run is over, and the stream ends.
+//     changes; "end" says the run is over, and the stream ends: after every
+//     event the run wrote, and a last view, sent whatever was sent before,
+//     saying how it ended and its lines up to its end line (tryout 7: a
+//     page kept the last live state, and lines short of the end).
 //   - Memory is bounded: a stream holds one read of at most streamChunk
 //     bytes; a line longer than that is skipped. Each write has
 //     streamWriteTimeout: a client that does not read is cut off. At most
@@ -159,7 +162,12 @@ func (rs *runStream) poll(now time.Time) ([]byte, bool) {
 		b.WriteString("\n\n")
 	}
 	if !alive {
-		b.WriteString("event: end\ndata: {\"id\":" + string(jsonQuote(rs.e.ID)) + "}\n\n")
+		if rs.tail.full {
+			return b.Bytes(), false // the rest of its events first, at the next poll
+		}
+		b.WriteString("event: view\ndata: ")
+		b.Write(rs.lastWords(now))
+		b.WriteString("\n\nevent: end\ndata: {\"id\":" + string(jsonQuote(rs.e.ID)) + "}\n\n")
 		return b.Bytes(), true
 	}
 	if now.Sub(rs.viewAt) >= streamViewEvery {
@@ -188,6 +196,21 @@ func (rs *runStream) view(now time.Time) []byte {
 	}
 	rs.lastView = same
 	d.ElapsedMS = elapsed
+	data, _ := json.Marshal(d)
+	return data
+}
+
+// lastWords is the view of the run that is over, as JSON, sent whether
+// it changed or not (a page may have shown another since): how it ended
+// and its lines up to its end line, as its state file says them once the
+// run is gone; a run whose state file never said how it ended (killed, or
+// it crashed) is said so, as watch says it.
+func (rs *runStream) lastWords(now time.Time) []byte {
+	st, _ := readRunState(rs.e.State)
+	d := runDetail{runView: viewOf(rs.e, st, now), Lines: linesOf(st, rs.e.PID)}
+	if st == nil || st.PID != rs.e.PID || !st.Started.Equal(rs.e.Started) || !st.Ended {
+		d.State, d.Now, d.Question, d.StopRequested = statusKilled, "ended without saying how: killed, or it crashed", nil, false
+	}
 	data, _ := json.Marshal(d)
 	return data
 }
@@ -236,6 +259,8 @@ type fileTail struct {
 	off     int64
 	started bool
 	refused bool // the last open failed
+	// full: the last read was streamChunk bytes, and more may follow.
+	full bool
 	// skip: the read starts inside a line (the backlog's start, or a line
 	// over streamChunk), left out up to its end.
 	skip bool
@@ -245,7 +270,7 @@ type fileTail struct {
 // first, those of the last streamBacklog bytes), streamChunk bytes at most.
 func (t *fileTail) lines() [][]byte {
 	f, fi, err := openOwnFile(t.path)
-	t.refused = err != nil
+	t.refused, t.full = err != nil, false
 	if err != nil {
 		return nil
 	}
@@ -260,6 +285,7 @@ func (t *fileTail) lines() [][]byte {
 		t.off, t.skip = 0, false
 	}
 	n := min(size-t.off, streamChunk)
+	t.full = n == streamChunk
 	if n == 0 {
 		return nil
 	}

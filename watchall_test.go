@@ -7,7 +7,8 @@ import (
 )
 
 // TestStateOf: each phase of a run's state file is one of ps's states; a
-// stop request or an ending is stopping, whatever the phase.
+// stop request or an interrupt is stopping, whatever the phase; an ending
+// is the status the run ended with.
 func TestStateOf(t *testing.T) {
 	for _, c := range []struct {
 		st   runState
@@ -24,7 +25,13 @@ func TestStateOf(t *testing.T) {
 		{runState{Phase: phaseRunning}, true, runStateStopping},
 		{runState{Phase: phaseQuestion}, true, runStateStopping},
 		{runState{Phase: phaseRunning, Interrupted: "SIGINT"}, false, runStateStopping},
-		{runState{Phase: phaseEnded, Ended: true}, false, runStateStopping},
+		// ended, in its last moments: the status it ended with (a state
+		// file of an older version: by its exit code)
+		{runState{Phase: phaseEnded, Ended: true, Status: statusCompleted}, true, statusCompleted},
+		{runState{Phase: phaseEnded, Ended: true, Status: statusFailed, Interrupted: "SIGINT"}, false, statusFailed},
+		{runState{Phase: phaseEnded, Ended: true}, false, statusStopped},
+		{runState{Phase: phaseEnded, Ended: true, ExitCode: exitError}, false, statusFailed},
+		{runState{Phase: phaseEnded, Ended: true, ExitCode: 130, Interrupted: "SIGINT"}, false, statusInterrupted},
 	} {
 		if got := stateOf(&c.st, c.stop); got != c.want {
 			t.Errorf("stateOf(phase %s, stop %v, interrupted %q, ended %v) = %s; want %s", c.st.Phase, c.stop, c.st.Interrupted, c.st.Ended, got, c.want)
@@ -53,7 +60,7 @@ func TestWatchAllFits(t *testing.T) {
 					a.panel, _ = readRunState(runs[3].entry.State)
 				}
 				lines := a.render(now, cols, 30)
-				if len(lines) > 29 {
+				if len(lines) > 30 {
 					t.Errorf("%d columns, view %d: %d lines on 30 rows", cols, view, len(lines))
 				}
 				for _, l := range lines {

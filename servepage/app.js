@@ -14,6 +14,7 @@
   let detail = null; // its last view
   let records = []; // its records
   let stream = null; // its EventSource
+  let views = 0; // the views its stream brought
   let listTimer = null;
 
   if (readOnly) document.body.classList.add("read-only");
@@ -161,6 +162,7 @@
       addEvent(ev);
     };
     es.addEventListener("view", (m) => {
+      views++;
       try { showDetail(JSON.parse(m.data)); } catch (e) { /* a bad frame is skipped */ }
     });
     es.addEventListener("end", () => {
@@ -278,14 +280,18 @@
     try {
       await api(method, path, body);
       msg.textContent = done;
+      const seen = views, es = stream;
       const d = await api("GET", "/api/runs/" + encodeURIComponent(selected));
+      // Not over a view the stream brought meanwhile, nor once it ended:
+      // that one is newer.
+      if (stream !== es || !es || views !== seen) return;
       records = d.history || records;
       showDetail(d);
     } catch (e) {
       msg.textContent = e.message;
       msg.classList.add("bad");
     } finally {
-      button.disabled = false;
+      button.disabled = !stream; // over: no action any more
     }
   }
 
