@@ -8,7 +8,8 @@ package main
 //	httpsink start             start the sink: $SINK_URL is its URL
 //	                           (http://127.0.0.1:PORT/topic), $SINK_HOST
 //	                           its address (127.0.0.1:PORT)
-//	httpsink mode ok|500|hang  how it answers from now on (default ok)
+//	httpsink mode ok|500|hang  how it answers from now on (default ok);
+//	                           leaving hang answers the requests it held
 //	within DURATION command [args...]
 //	                           run the command (as exec does) and fail if
 //	                           it takes longer than DURATION
@@ -48,6 +49,9 @@ type httpSink struct {
 	mode string
 	file string
 	stop chan struct{}
+	// release is closed when the mode leaves hang: the requests it holds
+	// are answered then.
+	release chan struct{}
 }
 
 var sinks sync.Map // *testscript.TestScript → *httpSink
@@ -82,6 +86,12 @@ func cmdHTTPSink(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		s := v.(*httpSink)
 		s.mu.Lock()
+		switch {
+		case args[1] == "hang" && s.mode != "hang":
+			s.release = make(chan struct{})
+		case args[1] != "hang" && s.mode == "hang":
+			close(s.release)
+		}
 		s.mode = args[1]
 		s.mu.Unlock()
 	default:
@@ -106,7 +116,7 @@ func (s *httpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.WriteString(b.String())
 		f.Close()
 	}
-	mode := s.mode
+	mode, release := s.mode, s.release
 	s.mu.Unlock()
 	switch mode {
 	case "500":
@@ -114,6 +124,8 @@ func (s *httpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "hang":
 		select {
 		case <-s.stop:
+		case <-release:
+			io.WriteString(w, "{}")
 		case <-r.Context().Done():
 		}
 	default:

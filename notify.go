@@ -33,11 +33,23 @@ import (
 
 // Limits of the notifications.
 const (
-	notifyTimeout     = 5 * time.Second
-	notifyExitWait    = 5 * time.Second
 	notifyQueueSize   = 64
 	maxNotifyWarnings = 10
 )
+
+// notifyTimeoutEnv overrides notifyTimeout and notifyExitWait (a Go
+// duration above 0); tests lengthen them, to look at a run that has ended
+// while it still waits for its notifications.
+const notifyTimeoutEnv = "CLAUDE_ITERATE_NOTIFY_TIMEOUT"
+
+// notifyTimeout bounds one request; notifyExitWait, at exit, the pending
+// ones in all.
+var notifyTimeout, notifyExitWait = func() (time.Duration, time.Duration) {
+	if d, err := time.ParseDuration(os.Getenv(notifyTimeoutEnv)); err == nil && d > 0 {
+		return d, d
+	}
+	return 5 * time.Second, 5 * time.Second
+}()
 
 // notification is one message.
 type notification struct {
