@@ -114,7 +114,7 @@ func (o *iterationOutcome) failed() (bool, string) {
 		}
 		return true, why
 	case o.result.IsError || o.result.Subtype != "success":
-		text := clip(o.result.resultText(), 300)
+		text := clip(errorMessageText(o.result.resultText()), 300) // errtext.go: an API's JSON body
 		if text == "" {
 			text = "an error result without text"
 		}
@@ -242,7 +242,7 @@ func stderrCause(tail string) string {
 			last = l
 		}
 	}
-	return clip(sanitizeString(last), maxCauseBytes)
+	return clip(sanitizeString(errorMessageText(last)), maxCauseBytes)
 }
 
 // noiseLine reports whether a (trimmed) stderr line says nothing of the
