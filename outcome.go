@@ -38,6 +38,10 @@ type iterationOutcome struct {
 	hang string
 	// interrupted is set when a signal ended the iteration.
 	interrupted bool
+	// costEstimated: the agent's cost is an estimate from tokens (codex),
+	// with a result or without one (a timeout, a signal, an exit without
+	// a result: an estimated $0), from its childSpec.
+	costEstimated bool
 	// elapsed is the iteration's duration, time suspended excluded.
 	elapsed  time.Duration
 	startErr error
