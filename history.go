@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // historyFile is the history's name in a workspace's state directory.
@@ -218,4 +219,34 @@ func recordOf(line []byte) *iterationRecord {
 		return nil
 	}
 	return rec
+}
+
+// recordTotals are the fields of a record that a run's totals and header
+// read (runSummary.count): history --last reads the run's records before
+// those it shows for them alone.
+type recordTotals struct {
+	Run           string    `json:"run"`
+	Iteration     int       `json:"iteration"`
+	StartedAt     time.Time `json:"startedAt"`
+	DurationMS    int64     `json:"durationMs"`
+	Agent         string    `json:"agent"`
+	End           string    `json:"end"`
+	OK            bool      `json:"ok"`
+	CostUSD       float64   `json:"costUsd"`
+	CostEstimated bool      `json:"costEstimated"`
+	Turns         int       `json:"turns"`
+}
+
+// recordTotalsOf parses one line of a history as recordOf does, but only
+// the fields of recordTotals: the rest (tools, files, progress, reason…)
+// is scanned, never decoded into maps and strings. Nil when it is not a
+// record (a line whose other fields have the wrong types, which recordOf
+// skips, counts here: only a hand-edited history has one).
+func recordTotalsOf(line []byte) *iterationRecord {
+	var t recordTotals
+	if json.Unmarshal(line, &t) != nil || t.Run == "" || t.Iteration < 1 {
+		return nil
+	}
+	return &iterationRecord{Run: t.Run, Iteration: t.Iteration, StartedAt: t.StartedAt, DurationMS: t.DurationMS,
+		Agent: t.Agent, End: t.End, OK: t.OK, CostUSD: t.CostUSD, CostEstimated: t.CostEstimated, Turns: t.Turns}
 }
