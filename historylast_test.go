@@ -115,3 +115,42 @@ func BenchmarkHistoryLast5(b *testing.B) {
 		historyTable(b, h, 5)
 	}
 }
+
+// TestRecordTotalsOf pins that the fast read of a record's totals gives
+// what encoding/json gives of the same fields, and the same "not a
+// record", whatever the line: its fast path gives up on what it does not
+// take as encoding/json does.
+func TestRecordTotalsOf(t *testing.T) {
+	lines := strings.Split(strings.TrimSpace(string(lastRunHistory(40))), "\n")
+	lines = append(lines,
+		`{"run":"a","iteration":2,"startedAt":"2026-01-01T00:00:00.5Z","durationMs":5,"costUsd":0.25,"costEstimated":true,"ok":false,"end":"failed","turns":3,"agent":"codex"}`,
+		`{"run":"a","iteration":2,"RUN":"b"}`,
+		`{"run":"a","iteration":2,"iteration":3}`,
+		`{"run":"a","iteration":"2"}`,
+		`{"run":"a","iteration":2,"startedAt":null,"costUsd":null}`,
+		`{"run":"a","iteration":2,"startedAt":"yesterday"}`,
+		`{"run":"a","iteration":2.5}`,
+		`{"run":"a","iteration":2,"tools":{"Bash":1},"extra":[1,{"x":"\u00e9"}]}`,
+		`{"run":"a","iteration":2} trailing`,
+		`{"run":"","iteration":2}`,
+		`{"run":"a","iteration":0}`,
+		`[1,2]`, `null`, `{"run":"a","iteration":2,"ok":"yes"}`,
+	)
+	for _, l := range lines {
+		got := recordTotalsOf([]byte(l))
+		var want *iterationRecord
+		var r recordTotals
+		if json.Unmarshal([]byte(l), &r) == nil && r.Run != "" && r.Iteration >= 1 {
+			want = &iterationRecord{Run: r.Run, Iteration: r.Iteration, StartedAt: r.StartedAt, DurationMS: r.DurationMS,
+				Agent: r.Agent, End: r.End, OK: r.OK, CostUSD: r.CostUSD, CostEstimated: r.CostEstimated, Turns: r.Turns}
+		}
+		switch {
+		case (got == nil) != (want == nil):
+			t.Errorf("recordTotalsOf(%s) = %v, want %v", l, got, want)
+		case got != nil && (got.Run != want.Run || got.Iteration != want.Iteration || !got.StartedAt.Equal(want.StartedAt) ||
+			got.DurationMS != want.DurationMS || got.Agent != want.Agent || got.End != want.End || got.OK != want.OK ||
+			got.CostUSD != want.CostUSD || got.CostEstimated != want.CostEstimated || got.Turns != want.Turns):
+			t.Errorf("recordTotalsOf(%s) = %+v, want %+v", l, *got, *want)
+		}
+	}
+}
