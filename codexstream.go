@@ -173,7 +173,7 @@ func (d *codexDecoder) decode(line []byte, emit func(*streamEvent)) error {
 	case "error":
 		if strings.HasPrefix(ev.Message, "Reconnecting") {
 			// "Reconnecting... 2/5 (stream disconnected ...)"
-			e := &streamEvent{Type: "system", Subtype: "api_retry", Error: json.RawMessage(jsonQuote(ev.Message))}
+			e := &streamEvent{Type: "system", Subtype: "api_retry", Error: json.RawMessage(jsonQuote(errorMessageText(ev.Message)))}
 			fmt.Sscanf(strings.TrimPrefix(ev.Message, "Reconnecting... "), "%d/%d", &e.Attempt, &e.MaxRetries)
 			emit(e)
 			return nil
