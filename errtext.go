@@ -78,12 +78,7 @@ func errorMessageTextDepth(text string, depth int) string {
 	if msg == "" {
 		return text
 	}
-	rest := strings.TrimSpace(text[i+int(dec.InputOffset()):])
-	out := text[:i] + msg
-	if rest != "" {
-		out += " " + rest
-	}
-	return out
+	return strings.TrimRight(text[:i]+msg+text[i+int(dec.InputOffset()):], " \t\r\n")
 }
 
 // errorBodyField is a code, status or type as text: a string or a number;

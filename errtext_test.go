@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestErrorMessageText pins how an agent's JSON error text is reduced: the
 // message with its code (else its type), the text around the body kept,
@@ -21,5 +24,28 @@ func TestErrorMessageText(t *testing.T) {
 		if got := errorMessageText(c.in); got != c.want {
 			t.Errorf("errorMessageText(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestCodexErrorsShown pins that codex's errors reach the transcript and
+// the outcome as the API body's message: a retry, an error item, the
+// error event and turn.failed.
+func TestCodexErrorsShown(t *testing.T) {
+	body := `{\"error\":{\"code\":null,\"message\":\"bad request thing\",\"type\":\"invalid_request_error\"}}`
+	o, text := codexOutcome(t, `{"type":"thread.started","thread_id":"t"}
+{"type":"turn.started"}
+{"type":"error","message":"Reconnecting... 1/5 (unexpected status 500: `+body+`)"}
+{"type":"item.completed","item":{"id":"i","type":"error","message":"`+body+`"}}
+{"type":"error","message":"`+body+`"}
+{"type":"turn.failed","error":{"message":"`+body+`"}}
+`)
+	if strings.Contains(text, `{"error"`) || strings.Contains(text, `{\"error\"`) {
+		t.Errorf("the transcript shows the raw body:\n%s", text)
+	}
+	if strings.Count(text, "bad request thing (invalid_request_error)") < 3 {
+		t.Errorf("the transcript does not show the message for each error:\n%s", text)
+	}
+	if failed, why := o.failed(); !failed || why != "bad request thing (invalid_request_error)" {
+		t.Errorf("failed() = %v, %q", failed, why)
 	}
 }
