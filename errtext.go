@@ -28,7 +28,9 @@ func errorMessageText(text string) string {
 
 // errorBodyMessage is the message of an error body ({"error": {"message",
 // "code", "type"}}, {"error": "text"}, {"message", "code"}), with its code,
-// or its type when it has none, in brackets; "" when it says none. A
+// or its type when it has none, in brackets; "" when it says none, or is
+// no error body (an object with a "message" and neither an "error", a
+// code, a status nor the type "error": the agent's own JSON, kept). A
 // message that is itself a JSON body (a CLI wrapping the API's) is reduced
 // in turn, depth bounding that.
 func errorBodyMessage(body map[string]any, depth int) string {
@@ -42,6 +44,10 @@ func errorBodyMessage(body map[string]any, depth int) string {
 	case string:
 		if v != "" {
 			return errorMessageTextDepth(v, depth+1)
+		}
+	default:
+		if body["type"] != "error" && errorBodyField(body["code"]) == "" && errorBodyField(body["status"]) == "" {
+			return ""
 		}
 	}
 	msg, _ := e["message"].(string)

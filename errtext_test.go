@@ -20,6 +20,8 @@ func TestErrorMessageText(t *testing.T) {
 		{`not json {at all`, `not json {at all`},
 		{"the model is unavailable", "the model is unavailable"},
 		{`{"error":{"message":"rate limited (rate_limit)","type":"rate_limit"}}`, "rate limited (rate_limit)"},
+		{`{"message":"the model is gone","code":"model_not_found"}`, "the model is gone (model_not_found)"},
+		{`max turns: the agent said {"message":"hi","step":2}`, `max turns: the agent said {"message":"hi","step":2}`},
 	} {
 		if got := errorMessageText(c.in); got != c.want {
 			t.Errorf("errorMessageText(%q) = %q, want %q", c.in, got, c.want)
