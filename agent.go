@@ -58,7 +58,7 @@ func agentLookupError(agent, cmd, from, install string, err error) error {
 // outcome, complete once the child's streamDone and stderrDone are closed;
 // onEvent (if set) sees every event, on the reader's goroutine.
 func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*streamEvent)) (*child, *iterationOutcome, error) {
-	o := &iterationOutcome{}
+	o := &iterationOutcome{costEstimated: spec.costEstimated}
 	c, err := startChild(spec, func(c *child) {
 		defer close(c.streamDone)
 		defer c.stdoutR.Close()
@@ -90,7 +90,7 @@ func startAgent(spec childSpec, transcript, stderrLog io.Writer, onEvent func(*s
 // agentStartFailed is the outcome of an agent, run from spec, that did not
 // start (err) at started.
 func agentStartFailed(spec childSpec, err error, started time.Time) *iterationOutcome {
-	return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, unwrapPathError(err)), elapsed: time.Since(started)}
+	return &iterationOutcome{startErr: fmt.Errorf("starting %s: %w", spec.path, unwrapPathError(err)), elapsed: time.Since(started), costEstimated: spec.costEstimated}
 }
 
 // agentEnded completes o, the outcome of the agent c started from spec at
@@ -100,7 +100,7 @@ func agentStartFailed(spec childSpec, err error, started time.Time) *iterationOu
 // reader still fills o: the outcome is a new, empty one.
 func agentEnded(c *child, o *iterationOutcome, end childEnd, spec childSpec, sup *supervisor, started time.Time) *iterationOutcome {
 	if end.readerLeft {
-		o = &iterationOutcome{} // its reader still fills the other one
+		o = &iterationOutcome{costEstimated: spec.costEstimated} // its reader still fills the other one
 	}
 	o.finish(c.waitErr, c.tail.String())
 	o.lateRefused(spec)

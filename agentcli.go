@@ -366,7 +366,7 @@ func (a *agentFlags) addTo(values map[string]any) {
 // agentChildSpec is the spec that starts agent a at path, its arguments
 // to be set: its name for messages, its stream's decoder.
 func agentChildSpec(a agentCLI, cfg *settings, path string) childSpec {
-	spec := childSpec{path: path, argv0: a.executable(cfg), name: a.name()}
+	spec := childSpec{path: path, argv0: a.executable(cfg), name: a.name(), costEstimated: estimatesCost(a)}
 	if a.newDecoder(cfg) != nil {
 		spec.decoder = func() streamDecoder { return a.newDecoder(cfg) }
 	}

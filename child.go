@@ -42,8 +42,9 @@ type childSpec struct {
 	// decoder makes the decoder of an agent's stream when its CLI's is
 	// not claude's stream-json (agentcli.go); nil: claude's.
 	decoder func() streamDecoder
-	// costEstimated marks the cost of its result an estimate: the mock of
-	// a dry run standing in for an agent whose cost is one (costEstimator).
+	// costEstimated marks the agent's cost an estimate (costEstimator):
+	// codex's, or the mock of a dry run standing in for it; with a result
+	// or without one (the outcome's costEstimated).
 	costEstimated bool
 	// stderrRefusals finds in the end of an agent's stderr the calls its
 	// CLI refused without a word in its stream (codex's rejected patches);

@@ -280,25 +280,24 @@ type runSummary struct {
 
 // addEarlier sums up the run's records before offset from (the start of
 // its first row's line), those --last leaves out, into its totals only:
-// the history is read backward from there to the stretch's start, then
-// forward up to from.
+// the history is read once, backward from there to the stretch's start
+// (as runStart finds it), each line for the fields the totals read alone
+// (recordTotalsOf). A record holds no running totals, so the run's
+// records are all read; their sums do not depend on the order (costs are
+// rounded to the micro-dollar at each sum: boundedSum).
 func (s *runSummary) addEarlier(h *historyFileReader, from int64, match func(*iterationRecord) bool) error {
-	start, err := h.runStart(from, s.id, match)
-	if err != nil || start == from {
-		return err
-	}
-	e := h.streamTo(start, from)
-	for rec := matching(e, match); rec != nil; rec = matching(e, match) {
+	return h.eachBeforeBy(from, recordTotalsOf, func(rec *iterationRecord, _ int64) bool {
+		if match != nil && !match(rec) {
+			return true
+		}
 		if rec.Run != s.id {
-			continue
+			return false
 		}
-		if s.earlier == 0 {
-			s.first = rec.StartedAt
-		}
+		s.first = rec.StartedAt // the earliest, once read back to it
 		s.earlier++
 		s.count(rec)
-	}
-	return e.err
+		return true
+	})
 }
 
 // count adds a record of the run to its totals.

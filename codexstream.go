@@ -165,7 +165,7 @@ func (d *codexDecoder) decode(line []byte, emit func(*streamEvent)) error {
 	case "turn.failed":
 		msg := "turn failed"
 		if ev.Error != nil && ev.Error.Message != "" {
-			msg = ev.Error.Message
+			msg = errorMessageText(ev.Error.Message) // errtext.go: the API's JSON body
 		}
 		if msg != d.lastError { // the error event said it: one result
 			emit(d.result(true, msg))
@@ -173,12 +173,12 @@ func (d *codexDecoder) decode(line []byte, emit func(*streamEvent)) error {
 	case "error":
 		if strings.HasPrefix(ev.Message, "Reconnecting") {
 			// "Reconnecting... 2/5 (stream disconnected ...)"
-			e := &streamEvent{Type: "system", Subtype: "api_retry", Error: json.RawMessage(jsonQuote(ev.Message))}
+			e := &streamEvent{Type: "system", Subtype: "api_retry", Error: json.RawMessage(jsonQuote(errorMessageText(ev.Message)))}
 			fmt.Sscanf(strings.TrimPrefix(ev.Message, "Reconnecting... "), "%d/%d", &e.Attempt, &e.MaxRetries)
 			emit(e)
 			return nil
 		}
-		d.lastError = firstNonEmpty(ev.Message, "error")
+		d.lastError = firstNonEmpty(errorMessageText(ev.Message), "error")
 		emit(d.result(true, d.lastError))
 	default:
 		// item.plan.delta, request_user_input, and what comes next:
@@ -225,7 +225,7 @@ func (d *codexDecoder) itemCompleted(it *codexItem, emit func(*streamEvent)) {
 		emit(&streamEvent{Type: "assistant", Message: &streamMessage{Content: []contentBlock{{Type: "thinking", Text: it.Text}}}})
 		return
 	case "error":
-		emit(&streamEvent{Type: "system", Subtype: "codex_error", Summary: firstNonEmpty(it.Message, it.Text)})
+		emit(&streamEvent{Type: "system", Subtype: "codex_error", Summary: errorMessageText(firstNonEmpty(it.Message, it.Text))})
 		return
 	}
 	name, input, args := codexToolOf(it)

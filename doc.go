@@ -70,7 +70,8 @@ package main
 //     commands its sandbox refused that the stream did not show). Each event is formatted for the transcript
 //     (transcript.go, sanitize.go), followed on the activity line
 //     (activity.go), and read into the iteration's outcome (outcome.go,
-//     limits.go, denials.go, permissions.go).
+//     limits.go, denials.go, permissions.go; errtext.go reduces an error
+//     the agent gives as the API's JSON body to its message).
 //  6. The iteration yields one record (record.go), judged on what the
 //     agent wrote this iteration (evidence.go, statusfile.go,
 //     statuswatch.go) and the files it changed (gitfiles.go; a file git

@@ -46,10 +46,26 @@ func (u *agentInUse) limited(agents []runAgent, reset, now time.Time) (next int,
 	for k := 1; k < len(agents); k++ {
 		i := (u.index + k) % len(agents)
 		if !u.limitedUntil[i].After(now) {
-			return i, fmt.Sprintf("%s hit its usage limit (resets at %s)", agents[u.index].cli.name(), formatClock(until, now)), true
+			return i, limitedWhy(agents[u.index].cli.name(), reset, until, now), true
 		}
 	}
 	return 0, "", false
+}
+
+// limitedWhy is why agent name, whose usage limit resets at reset (zero:
+// it gave no time), is replaced until until: the reset as the agent gave
+// it, and when it is tried again if that is another time (the margin, a
+// reset past or unknown), each named for what it is.
+func limitedWhy(name string, reset, until, now time.Time) string {
+	again := formatClock(until, now)
+	if reset.IsZero() {
+		return fmt.Sprintf("%s hit its usage limit (no reset time given; %s is tried again from %s)", name, name, again)
+	}
+	resets := formatClock(reset, now)
+	if resets == again {
+		return fmt.Sprintf("%s hit its usage limit (resets at %s)", name, resets)
+	}
+	return fmt.Sprintf("%s hit its usage limit (resets at %s; %s is tried again from %s)", name, resets, name, again)
 }
 
 // firstIsBack reports whether the run's first agent, replaced after its

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // historyFile is the history's name in a workspace's state directory.
@@ -218,4 +219,89 @@ func recordOf(line []byte) *iterationRecord {
 		return nil
 	}
 	return rec
+}
+
+// recordTotals are the fields of a record that a run's totals and header
+// read (runSummary.count): history --last reads the run's records before
+// those it shows for them alone.
+type recordTotals struct {
+	Run           string    `json:"run"`
+	Iteration     int       `json:"iteration"`
+	StartedAt     time.Time `json:"startedAt"`
+	DurationMS    int64     `json:"durationMs"`
+	Agent         string    `json:"agent"`
+	End           string    `json:"end"`
+	OK            bool      `json:"ok"`
+	CostUSD       float64   `json:"costUsd"`
+	CostEstimated bool      `json:"costEstimated"`
+	Turns         int       `json:"turns"`
+}
+
+// recordTotalsOf parses one line of a history as recordOf does, but only
+// the fields of recordTotals: the rest (tools, files, progress, reason…)
+// is scanned, never decoded into maps and strings. Nil when it is not a
+// record (a line whose other fields have the wrong types, which recordOf
+// skips, counts here: only a hand-edited history has one).
+func recordTotalsOf(line []byte) *iterationRecord {
+	rec, ok := recordTotalsFast(line)
+	if !ok {
+		var t recordTotals
+		if json.Unmarshal(line, &t) != nil {
+			return nil
+		}
+		rec = &iterationRecord{Run: t.Run, Iteration: t.Iteration, StartedAt: t.StartedAt, DurationMS: t.DurationMS,
+			Agent: t.Agent, End: t.End, OK: t.OK, CostUSD: t.CostUSD, CostEstimated: t.CostEstimated, Turns: t.Turns}
+	}
+	if rec.Run == "" || rec.Iteration < 1 {
+		return nil
+	}
+	return rec
+}
+
+// recordTotalsKeys are the keys of recordTotals.
+var recordTotalsKeys = []string{"run", "iteration", "startedAt", "durationMs", "agent", "end", "ok", "costUsd", "costEstimated", "turns"}
+
+// recordTotalsFast reads recordTotals' fields of line with the validating
+// scanner of the stream's fast path (jsonscan.go), the rest walked, not
+// decoded; ok false when it gives up (a key twice or in another case, a
+// value of the wrong type, anything it does not accept as encoding/json
+// does): recordTotalsOf then asks encoding/json.
+func recordTotalsFast(line []byte) (*iterationRecord, bool) {
+	s := &jsonScanner{data: line}
+	isNull, ok := s.objectStart()
+	if !ok || isNull {
+		return nil, false
+	}
+	rec := &iterationRecord{}
+	started := ""
+	good := s.fields(false, recordTotalsKeys, func(k string) bool {
+		switch k {
+		case "run":
+			return s.strValue(&rec.Run)
+		case "iteration":
+			return s.intField(&rec.Iteration)
+		case "startedAt":
+			return s.strValue(&started) && started != ""
+		case "durationMs":
+			return s.intValue(&rec.DurationMS, 64)
+		case "agent":
+			return s.strValue(&rec.Agent)
+		case "end":
+			return s.strValue(&rec.End)
+		case "ok":
+			return s.boolValue(&rec.OK)
+		case "costUsd":
+			return s.floatValue(&rec.CostUSD)
+		case "costEstimated":
+			return s.boolValue(&rec.CostEstimated)
+		case "turns":
+			return s.intField(&rec.Turns)
+		}
+		s.skip()
+		return true
+	})
+	if !good || s.bad || !s.end() || (started != "" && rec.StartedAt.UnmarshalText([]byte(started)) != nil) {
+		return nil, false
+	}
+	return rec, true
 }

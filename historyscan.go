@@ -312,6 +312,12 @@ func (h *historyFileReader) runStart(from int64, id string, match func(*iteratio
 // its line, until fn returns false: it reads the file backward from end, a
 // chunk at a time, and parses only the lines it passes.
 func (h *historyFileReader) eachBefore(end int64, fn func(rec *iterationRecord, at int64) bool) error {
+	return h.eachBeforeBy(end, recordOf, fn)
+}
+
+// eachBeforeBy is eachBefore with of parsing each line (recordOf, or
+// recordTotalsOf where only a run's totals are read).
+func (h *historyFileReader) eachBeforeBy(end int64, of func(line []byte) *iterationRecord, fn func(rec *iterationRecord, at int64) bool) error {
 	if h.f == nil {
 		return nil
 	}
@@ -375,7 +381,7 @@ func (h *historyFileReader) eachBefore(end int64, fn func(rec *iterationRecord, 
 			continue
 		}
 		if line := data[k+1 : stop]; len(bytes.TrimSpace(line)) > 0 {
-			if rec := recordOf(line); rec != nil && !fn(rec, base+int64(k)+1) {
+			if rec := of(line); rec != nil && !fn(rec, base+int64(k)+1) {
 				return nil
 			}
 		}

@@ -245,7 +245,7 @@ func (r *runner) report(rec *iterationRecord, stderrTail string) {
 			r.con.noticef("iteration %d failed: %s (%d/%d consecutive failures)", n, rec.Reason, r.count.failStreak, r.maxFailures)
 			if stderrTail != "" {
 				r.log.printf("AGENT STDERR (last lines):\n%s", stderrTail)
-				r.con.noticef("agent stderr: %s", clip(lastLines(stderrTail, 3), 600))
+				r.con.noticef("agent stderr: %s", clip(stderrLinesShown(stderrTail, 3), 600))
 			}
 		}
 		if len(rec.Refused) > 0 {

@@ -38,6 +38,10 @@ type iterationOutcome struct {
 	hang string
 	// interrupted is set when a signal ended the iteration.
 	interrupted bool
+	// costEstimated: the agent's cost is an estimate from tokens (codex),
+	// with a result or without one (a timeout, a signal, an exit without
+	// a result: an estimated $0), from its childSpec.
+	costEstimated bool
 	// elapsed is the iteration's duration, time suspended excluded.
 	elapsed  time.Duration
 	startErr error
@@ -114,7 +118,7 @@ func (o *iterationOutcome) failed() (bool, string) {
 		}
 		return true, why
 	case o.result.IsError || o.result.Subtype != "success":
-		text := clip(o.result.resultText(), 300)
+		text := clip(errorMessageText(o.result.resultText()), 300) // errtext.go: an API's JSON body
 		if text == "" {
 			text = "an error result without text"
 		}
@@ -242,7 +246,7 @@ func stderrCause(tail string) string {
 			last = l
 		}
 	}
-	return clip(sanitizeString(last), maxCauseBytes)
+	return clip(sanitizeString(errorMessageText(last)), maxCauseBytes)
 }
 
 // noiseLine reports whether a (trimmed) stderr line says nothing of the

@@ -153,8 +153,9 @@ func newRecord(in recordInput) *iterationRecord {
 		rec.Reason = ""
 	}
 	rec.Agent, rec.AgentChange = in.agent, in.agentChange
+	rec.CostEstimated = o.costEstimated // without a result too: an estimated $0
 	if o.result != nil {
-		rec.CostEstimated = o.result.costEstimated
+		rec.CostEstimated = rec.CostEstimated || o.result.costEstimated
 		rec.Turns = o.result.NumTurns
 		if u := o.result.Usage; u != nil {
 			rec.Tokens = &tokenCounts{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}

@@ -134,6 +134,10 @@ func (f *formatter) formatSystem(e *streamEvent, indent string, raw []byte) {
 		f.printf(indent, "… Task started: %s", e.Description)
 	case "task_notification", "task_updated":
 		f.printf(indent, "… Task %s: %s", e.Status, firstNonEmpty(e.Summary, e.Description))
+	case "codex_error":
+		// An error item of codex's (a failed step, the turn goes on): its
+		// message, an API body reduced to its own (errtext.go).
+		f.printf(indent, "⚠ Error: %s", clip(e.Summary, 2000))
 	case "status":
 		// Request-state chatter ("requesting"); shown only in the log.
 		f.printf(indent, "[status %s]", e.Status)
