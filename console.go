@@ -67,11 +67,13 @@ type console struct {
 	// gaveUp is set when the exit gave up on an output that does not
 	// drain (settleOr).
 	gaveUp atomic.Bool
+	lost   lossState // out and err lost (consolelost.go)
 }
 
 func newConsole(out, errw io.Writer, level string) *console {
 	dest := holdInBackground(out)
-	c := &console{out: bufio.NewWriterSize(dest, 64<<10), dest: dest, err: holdInBackground(errw), level: level}
+	c := &console{dest: dest, err: holdInBackground(errw), level: level}
+	c.watchLoss()
 	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" {
 		c.fancy, c.tty, c.waitLine = true, f, true
 		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM")) && os.Getenv("NO_COLOR") == ""
@@ -483,7 +485,7 @@ func (c *console) writeQueued() {
 	for _, l := range q {
 		var w io.Writer = c.out
 		if l.toErr {
-			w = c.err
+			w = c.lost.errw
 		}
 		c.scroll(w, l.line)
 	}

@@ -81,8 +81,8 @@ package main
 //     by historyscan.go), and all else derives from it: the counters and
 //     the stop conditions (loop.go, conditions.go), the events (events.go),
 //     the notifications (notify.go), and the live view (live.go,
-//     livehuman.go), which the console (console.go, panel.go) draws and
-//     which the run writes to its state file (runstate.go) for the other
+//     livehuman.go), which the console (console.go, panel.go; a console
+//     that cannot be written, consolelost.go) draws and which the run writes to its state file (runstate.go) for the other
 //     views: watch (cmd_watch.go), ps and watch --all (runview.go), serve
 //     (serveapi.go, serveauth.go, serveevents.go, servepage/).
 //  7. Every way out goes through runner.finish (loop.go) and endings.go,
