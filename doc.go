@@ -42,7 +42,8 @@ package main
 //     gitexclude.go; a run that commits in a checkout kept alone there,
 //     checkoutlock.go), what the run inherits from the last one (runsetup.go:
 //     inherited), what an earlier run left running (leftovers.go), and the
-//     run's entry in the registry of live runs (registry.go). It yields a
+//     run's entry in the registry of live runs (registry.go; where the
+//     user's state and config directories go, userdirs.go). It yields a
 //     runPlan, never changed afterwards. What it checks and says before it
 //     writes (a --prompt read first, a refused run's new ralph state
 //     removed, the project root named) is in inputcheck.go, shared with
