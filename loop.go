@@ -178,7 +178,10 @@ func (r *runner) loop() ending {
 	}
 	keys := ""
 	if r.sup.kb != nil {
-		keys = "; press s to stop after the current iteration"
+		keys = runKeysHint
+		if !r.sup.kb.inForeground() { // started with &: no key reaches it before fg
+			keys = runKeysHintBg
+		}
 	}
 	apart := "" // the delay, said once: it is part of a run's time
 	if r.delay > 0 && r.maxIterations > 1 {
