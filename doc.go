@@ -88,7 +88,8 @@ package main
 //     (serveapi.go, serveauth.go, serveevents.go, servepage/).
 //  7. Every way out goes through runner.finish (loop.go) and endings.go,
 //     which decides the exit status and keeps the ending truthful: a full
-//     disk (diskspace.go), a workspace replaced under the run (wsgone.go).
+//     disk (diskspace.go), a workspace replaced under the run (wsgone.go),
+//     a signal that comes as it ends (signallate.go).
 //
 // # Files, and what else
 //
