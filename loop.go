@@ -659,8 +659,8 @@ func (r *runner) finish(end ending) error {
 	r.log.Close()
 	r.lock.release()
 	testSignalAt("exit")
-	if end.signal == nil {
-		late.late(true) // one that came since ends the process, as will a later one
+	if end.signal == nil { // one that came since ends the process, as will a later one
+		end.signal = late.late(true)
 	}
 	if end.signal != nil {
 		return r.sup.sigs.exitError(end.signal)

@@ -15,9 +15,10 @@ package main
 //     signal that came turns the ending into that signal's (its exit code,
 //     and the process ends by it), said on the console and in the log, and
 //     the metadata and the events say it too.
-//   - Once all is written and the lock released, the relay is armed: an
-//     ending signal that came since, or comes later, ends the process by
-//     it at once, its records being written already.
+//   - Once all is written and the lock released, the run looks a last
+//     time: an ending signal that came since ends the process by it (main
+//     re-raises it), and the relay is armed: one that comes later ends the
+//     process by it at once, its records being written already.
 
 import (
 	"fmt"
@@ -74,17 +75,15 @@ func (x *exitRelay) run() {
 			for sig := x.sigs.pending(); sig != nil; sig = x.sigs.pending() {
 				take(sig)
 			}
-			l.reply <- first
-			if l.arm && first != nil {
-				x.endNow(first)
-			}
-			armed = armed || l.arm
+			l.reply <- first // the caller ends by it
+			armed = armed || (l.arm && first == nil)
 		}
 	}
 }
 
 // late returns the first ending signal that came since the relay started,
-// or nil; every signal delivered before the call is counted (flush).
+// or nil; every signal delivered before the call is counted (flush). With
+// arm and none, one that comes from then on ends the process at once.
 func (x *exitRelay) late(arm bool) os.Signal {
 	x.sigs.flush()
 	reply := make(chan os.Signal, 1)
