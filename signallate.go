@@ -102,14 +102,16 @@ func (x *exitRelay) endNow(sig os.Signal) {
 }
 
 // lateEnding is end once sig came after the run chose it: the signal's
-// exit code and reason, said on the console and in the log.
-func lateEnding(r *runner, end ending, sig os.Signal) ending {
+// exit code and reason, said on the console and in the log, and put in
+// the metadata and the state file (whose summary was summary).
+func lateEnding(r *runner, end ending, sig os.Signal, summary string) ending {
 	was := end.reason
 	end.code, end.signal = exitCodeFor(sig), sig
 	end.reason = fmt.Sprintf("%s, then interrupted (%s) as it ended", was, signalName(sig))
 	note := fmt.Sprintf("%s came as the run ended (%s): it ends by it, exit %d", signalName(sig), was, end.code)
 	r.log.printf("[%s]", note)
 	r.con.errorf("%s", note)
+	r.live.endedLate(end.code, fmt.Sprintf("%s, then interrupted (%s) as it ended", summary, signalName(sig)))
 	m := r.ws.meta
 	m.LastStopReason, m.LastExitCode = end.reason, &end.code
 	if err := r.ws.save(); err != nil && !(end.gone && isGone(err)) {
