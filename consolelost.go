@@ -75,7 +75,7 @@ func (c *console) onLost(f func(toErr bool, err error)) {
 	c.lost.found = nil
 }
 
-// reportLostConsole has a run say when its console con is lost: a warning
+// reportLostConsole has a run (or verify) say when its console con is lost: a warning
 // on stderr when stdout is lost, naming the log (or saying there is none),
 // and a note in the log for either stream.
 func reportLostConsole(con *console, log *runLog) {
@@ -90,7 +90,7 @@ func reportLostConsole(con *console, log *runLog) {
 			return // nothing to say it on
 		}
 		if log == nil {
-			con.errorf("warning: the console's output is lost (%v), and the run has no log", err)
+			con.errorf("warning: the console's output is lost (%v), and there is no log", err)
 			return
 		}
 		con.errorf("warning: the console's output is lost (%v); the log has it: %s", err, log.path0)
