@@ -485,7 +485,7 @@ func (c *console) writeQueued() {
 	for _, l := range q {
 		var w io.Writer = c.out
 		if l.toErr {
-			w = c.lost.errw
+			w = c.errWriter()
 		}
 		c.scroll(w, l.line)
 	}

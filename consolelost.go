@@ -96,3 +96,12 @@ func reportLostConsole(con *console, log *runLog) {
 		con.errorf("warning: the console's output is lost (%v); the log has it: %s", err, log.path0)
 	})
 }
+
+// errWriter is the console's stderr as written: watched when the console
+// was made by newConsole.
+func (c *console) errWriter() io.Writer {
+	if c.lost.errw == nil {
+		return c.err
+	}
+	return c.lost.errw
+}
