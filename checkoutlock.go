@@ -75,8 +75,9 @@ func holdCheckout(dir string, commits, ralph bool, warn func(string)) (*checkout
 		return nil, nil
 	}
 	at := gitCommonDirOf(dotGit)
+	base := false // at is the registry's directory
 	if at == "" {
-		at = registryDir()
+		at, base = registryDir(), true
 	}
 	if at == "" {
 		return nil, nil
@@ -86,6 +87,9 @@ func holdCheckout(dir string, commits, ralph bool, warn func(string)) (*checkout
 	fail := func(err error) (*checkoutHold, error) {
 		warn(fmt.Sprintf("cannot lock the checkout %s against other runs: %v (a run that commits there would take their edits as its agent's)", top, unwrapPathError(err)))
 		return nil, nil
+	}
+	if b, _ := stateBase(); base && b.usable() != nil {
+		return fail(b.usable())
 	}
 	if err := makeDirAll(at, 0o700); err != nil {
 		return fail(err)

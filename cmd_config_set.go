@@ -353,6 +353,18 @@ func (t *configTarget) update(wsArg string, making bool, change func(obj map[str
 	}
 }
 
+// makeDir makes the directory of the layer's file; the user's only in a
+// HOME, or XDG_CONFIG_HOME's directory, that is there (userdirs.go).
+func (t *configTarget) makeDir() error {
+	if b, _ := configBase(); t.layer == layerUser && b.usable() != nil {
+		return prefixErr("writing "+t.shown, b.usable())
+	}
+	if err := makeDirAll(filepath.Dir(t.path), 0o700); err != nil {
+		return fmt.Errorf("writing %s: %w", t.shown, err)
+	}
+	return nil
+}
+
 // lock holds the layer for update; missing says that its file is not
 // there, and is not locked.
 func (t *configTarget) lock(making bool, wsArg string) (release func(), missing bool, err error) {
@@ -361,8 +373,8 @@ func (t *configTarget) lock(making bool, wsArg string) (release func(), missing 
 		return release, false, err
 	}
 	if making {
-		if err := makeDirAll(filepath.Dir(t.path), 0o700); err != nil {
-			return nil, false, fmt.Errorf("writing %s: %w", t.shown, err)
+		if err := t.makeDir(); err != nil {
+			return nil, false, err
 		}
 	}
 	unlock, missing, err := lockForUpdate(t.path)
@@ -474,8 +486,8 @@ func (t *configTarget) write(obj map[string]any, create bool) error {
 	if holdsSecret(obj) {
 		perm = 0o600
 	}
-	if err := makeDirAll(filepath.Dir(t.path), 0o700); err != nil {
-		return fmt.Errorf("writing %s: %w", t.shown, err)
+	if err := t.makeDir(); err != nil {
+		return err
 	}
 	write := writeFileAtomic
 	if create {

@@ -560,6 +560,7 @@ func runRun(env *cliEnv, args []string) error {
 		r.events.drain(r.sup.sigs.c, false, env.stderr)
 		return err
 	}
+	reportLostConsole(r.con, r.log)
 	// The run's own events file, once it holds the lock (events.go).
 	own := ownEvents(r)
 	defer own.close()

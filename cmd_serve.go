@@ -134,6 +134,9 @@ func runServe(env *cliEnv, args []string) error {
 	if registryDir() == "" {
 		return withHint(errors.New("no state directory to keep the token in: $HOME and $XDG_STATE_HOME are unset"), "set XDG_STATE_HOME")
 	}
+	if b, _ := stateBase(); b.usable() != nil {
+		return prefixErr("no state directory to keep the token in", b.usable())
+	}
 	stateDir := filepath.Dir(registryDir())
 	token, err := serveToken(filepath.Join(stateDir, serveFile))
 	if err != nil {

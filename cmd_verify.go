@@ -188,6 +188,7 @@ func runVerify(env *cliEnv, args []string) error {
 	}
 	defer log.Close()
 	sup.log = log
+	reportLostConsole(con, log)
 	root, err := worktreeRoot(env, w) // gitrun.go: the worktree's, when the workspace works in one
 	if err != nil {
 		return err

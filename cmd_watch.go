@@ -172,14 +172,17 @@ type watcher struct {
 // them).
 const (
 	runKeysHint   = "; press s to stop after the current iteration"
+	runKeysHintBg = "; fg, then press s to stop after the current iteration"
 	runStopByKeys = "Stop requested (press s to cancel)"
 )
 
 // reword says in a run's line what to do from watch's terminal instead of
 // the run's s key.
 func (v *watcher) reword(line string) string {
-	if rest, ok := strings.CutSuffix(line, runKeysHint); ok {
-		return rest + "; " + v.stopCmd + " to stop after the current iteration"
+	for _, hint := range []string{runKeysHint, runKeysHintBg} {
+		if rest, ok := strings.CutSuffix(line, hint); ok {
+			return rest + "; " + v.stopCmd + " to stop after the current iteration"
+		}
 	}
 	if line == runStopByKeys {
 		return "Stop requested (" + v.cancelCmd + " to cancel)"

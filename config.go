@@ -276,15 +276,11 @@ func resolveSettings(layers ...*configLayer) *settings {
 
 // userConfigPath returns the user's config file path.
 func userConfigPath() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
+	b, ok := configBase()
+	if !ok {
+		return ""
 	}
-	return filepath.Join(dir, "claude-iterate", "config.json")
+	return filepath.Join(b.own(), "config.json")
 }
 
 // projectConfigName is the project config file, in the project root.

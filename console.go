@@ -67,11 +67,13 @@ type console struct {
 	// gaveUp is set when the exit gave up on an output that does not
 	// drain (settleOr).
 	gaveUp atomic.Bool
+	lost   lossState // out and err lost (consolelost.go)
 }
 
 func newConsole(out, errw io.Writer, level string) *console {
 	dest := holdInBackground(out)
-	c := &console{out: bufio.NewWriterSize(dest, 64<<10), dest: dest, err: holdInBackground(errw), level: level}
+	c := &console{dest: dest, err: holdInBackground(errw), level: level}
+	c.watchLoss()
 	if f, ok := out.(*os.File); ok && isTerminal(f) && os.Getenv("TERM") != "dumb" {
 		c.fancy, c.tty, c.waitLine = true, f, true
 		c.color = colorTerm(os.Getenv("TERM"), os.Getenv("COLORTERM")) && os.Getenv("NO_COLOR") == ""
@@ -483,7 +485,7 @@ func (c *console) writeQueued() {
 	for _, l := range q {
 		var w io.Writer = c.out
 		if l.toErr {
-			w = c.err
+			w = c.errWriter()
 		}
 		c.scroll(w, l.line)
 	}
@@ -538,9 +540,9 @@ func (c *console) settleOr(abort <-chan os.Signal, bounded bool) bool {
 const exitWait = time.Second
 
 // awaitAtExit waits for done at a run's exit, for output that a reader must
-// take: an ending signal from abort ends the wait, and with bounded (a
-// signal ended the run: the reader may be what stopped it) so does
-// exitWait. It reports whether done came.
+// take, at most exitWait once bounded (a signal ended the run: the reader
+// may be what stopped it) or an ending signal came from abort, which ends
+// a bounded wait at once. It reports whether done came.
 func awaitAtExit(done <-chan struct{}, abort <-chan os.Signal, bounded bool) bool {
 	var limit <-chan time.Time
 	if bounded {
@@ -555,8 +557,10 @@ func awaitAtExit(done <-chan struct{}, abort <-chan os.Signal, bounded bool) boo
 		case <-limit:
 			return false
 		case sig := <-abort:
-			if sig != syscall.SIGTSTP && sig != syscall.SIGCONT { // too late to suspend
+			if ending := sig != syscall.SIGTSTP && sig != syscall.SIGCONT; ending && limit != nil { // SIGTSTP: too late to suspend
 				return false
+			} else if ending {
+				limit = time.After(exitWait) // an output that drains is not given up
 			}
 		}
 	}

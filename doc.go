@@ -42,7 +42,8 @@ package main
 //     gitexclude.go; a run that commits in a checkout kept alone there,
 //     checkoutlock.go), what the run inherits from the last one (runsetup.go:
 //     inherited), what an earlier run left running (leftovers.go), and the
-//     run's entry in the registry of live runs (registry.go). It yields a
+//     run's entry in the registry of live runs (registry.go; where the
+//     user's state and config directories go, userdirs.go). It yields a
 //     runPlan, never changed afterwards. What it checks and says before it
 //     writes (a --prompt read first, a refused run's new ralph state
 //     removed, the project root named) is in inputcheck.go, shared with
@@ -82,13 +83,14 @@ package main
 //     by historyscan.go), and all else derives from it: the counters and
 //     the stop conditions (loop.go, conditions.go), the events (events.go),
 //     the notifications (notify.go), and the live view (live.go,
-//     livehuman.go), which the console (console.go, panel.go) draws and
-//     which the run writes to its state file (runstate.go) for the other
+//     livehuman.go), which the console (console.go, panel.go; a console
+//     that cannot be written, consolelost.go) draws and which the run writes to its state file (runstate.go) for the other
 //     views: watch (cmd_watch.go), ps and watch --all (runview.go), serve
 //     (serveapi.go, serveauth.go, serveevents.go, servepage/).
 //  7. Every way out goes through runner.finish (loop.go) and endings.go,
 //     which decides the exit status and keeps the ending truthful: a full
-//     disk (diskspace.go), a workspace replaced under the run (wsgone.go).
+//     disk (diskspace.go), a workspace replaced under the run (wsgone.go),
+//     a signal that comes as it ends (signallate.go).
 //
 // # Files, and what else
 //

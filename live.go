@@ -517,6 +517,22 @@ func (l *live) ended(end ending, summary string, totals workTotals, elapsed time
 	l.emit(ev)
 }
 
+// endedLate corrects the ending in the state file once a signal came as the
+// run ended (signallate.go): its exit code, and its summary.
+func (l *live) endedLate(code int, summary string) {
+	if l == nil {
+		return
+	}
+	now := time.Now()
+	l.mu.Lock()
+	l.st.Ending, l.st.ExitCode, l.st.Updated = summary, code, now
+	data := l.marshal(now)
+	l.mu.Unlock()
+	if data != nil {
+		l.writeState(data)
+	}
+}
+
 // drain gives the pending notifications up to notifyExitWait to go out,
 // less if a signal comes.
 func (l *live) drain(abort <-chan os.Signal) {

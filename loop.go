@@ -24,6 +24,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -178,7 +179,10 @@ func (r *runner) loop() ending {
 	}
 	keys := ""
 	if r.sup.kb != nil {
-		keys = "; press s to stop after the current iteration"
+		keys = runKeysHint
+		if !r.sup.kb.inForeground() { // started with &: no key reaches it before fg
+			keys = runKeysHintBg
+		}
 	}
 	apart := "" // the delay, said once: it is part of a run's time
 	if r.delay > 0 && r.maxIterations > 1 {
@@ -578,15 +582,18 @@ func (r *runner) limitEndsRun(reset time.Time) *ending {
 // settle waits for every line said to be written. Standard output may not
 // drain (a paused pager): the ending does not wait for it past a signal
 // (settleOr), and writes to it no more once it gave up, which the log says.
-func (r *runner) settle(end ending) {
-	if !r.con.settleOr(r.sup.sigs.c, end.signal != nil) {
+func (r *runner) settle(end ending, abort <-chan os.Signal) {
+	if !r.con.settleOr(abort, end.signal != nil) {
 		r.log.printf("[gave up writing to standard output at the exit: it does not drain]")
 	}
 }
 
-// finish ends the run: the one exit path.
+// finish ends the run: the one exit path. A signal that comes meanwhile
+// is not lost (signallate.go).
 func (r *runner) finish(end ending) error {
-	r.settle(end) // before the ending's own writes, which take the console
+	testSignalAt("finish")
+	late := r.sup.sigs.relayAtExit()
+	r.settle(end, late.c) // before the ending's own writes, which take the console
 	if end.hint != "" {
 		r.log.printf("HINT: %s", end.hint)
 	}
@@ -641,12 +648,20 @@ func (r *runner) finish(end ending) error {
 			r.con.errorf("hint: %s", end.hint)
 		}
 	}
-	r.settle(end)              // every line said, before the exit
-	r.live.drain(r.sup.sigs.c) // after the last line: a slow server delays only the exit
+	r.settle(end, late.c) // every line said, before the exit
+	r.live.drain(late.c)  // after the last line: a slow server delays only the exit
+	if sig := late.late(false); sig != nil && end.signal == nil {
+		end = lateEnding(r, end, sig, summary)
+		r.settle(end, late.c)
+	}
 	r.events.write(exitEvent(end.code, end.reason))
-	r.events.drain(r.sup.sigs.c, end.signal != nil, r.env.stderr)
+	r.events.drain(late.c, end.signal != nil, r.env.stderr)
 	r.log.Close()
 	r.lock.release()
+	testSignalAt("exit")
+	if end.signal == nil { // one that came since ends the process, as will a later one
+		end.signal = late.late(true)
+	}
 	if end.signal != nil {
 		return r.sup.sigs.exitError(end.signal)
 	}

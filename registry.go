@@ -75,15 +75,11 @@ type runEntry struct {
 // registryDir is the directory of the registry, "" when there is no home
 // to put it in.
 func registryDir() string {
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil || home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".local", "state")
+	b, ok := stateBase()
+	if !ok {
+		return ""
 	}
-	return filepath.Join(dir, "claude-iterate", "runs")
+	return filepath.Join(b.own(), "runs")
 }
 
 // registration is a run's entry in the registry, removed once.
@@ -181,6 +177,9 @@ func writeEntryOver(e runEntry, over bool) (path string, replaced, err error) {
 	if dir == "" {
 		return "", nil, errors.New("no state directory: $HOME and $XDG_STATE_HOME are unset")
 	}
+	if b, _ := stateBase(); b.usable() != nil {
+		return "", nil, b.usable() // never a HOME made (tryout 7)
+	}
 	if err := makeDirAll(dir, 0o700); err != nil {
 		return "", nil, stateDirError(dir, err)
 	}
@@ -272,6 +271,9 @@ func notDirOnPath(dir string) (string, os.FileInfo) {
 // stateDirHint says what to do with p, no directory where the tool's
 // state directory (the registry, serve's token) goes.
 func stateDirHint(p string) string {
+	if b, ok := stateBase(); ok && !within(b.own(), p) {
+		return notOwnHint(b, p)
+	}
 	return fmt.Sprintf("it is where claude-iterate keeps the state of its runs: remove it (%s); the next run makes the directory again", removeCommand(p, p))
 }
 

@@ -55,6 +55,9 @@ func (t *savedTemplate) write() error {
 	if t.Config != nil && holdsSecret(t.Config) {
 		perm = 0o600
 	}
+	if b, _ := configBase(); t.Global && b.usable() != nil {
+		return b.usable() // never a HOME made (tryout 7)
+	}
 	if err := makeDirAll(t.Dir, 0o755); err != nil {
 		return err
 	}
