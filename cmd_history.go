@@ -281,7 +281,7 @@ type runSummary struct {
 // addEarlier sums up the run's records before offset from (the start of
 // its first row's line), those --last leaves out, into its totals only:
 // the history is read once, backward from there to the stretch's start
-// (as runStart finds it), each line for the fields the totals read alone
+// (a record of another run, or the file's start), each line for the fields the totals read alone
 // (recordTotalsOf). A record holds no running totals, so the run's
 // records are all read; their sums do not depend on the order (costs are
 // rounded to the micro-dollar at each sum: boundedSum).

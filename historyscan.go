@@ -288,25 +288,6 @@ func (h *historyFileReader) startOfLast(n int, match func(*iterationRecord) bool
 	return from, err
 }
 
-// runStart returns the offset of the first line of the stretch of run id's
-// records that goes on at offset from (the start of a line): of its
-// earliest record before from, going back over the records match accepts
-// (nil: any) until one of another run; from when there is none.
-func (h *historyFileReader) runStart(from int64, id string, match func(*iterationRecord) bool) (int64, error) {
-	start := from
-	err := h.eachBefore(from, func(rec *iterationRecord, at int64) bool {
-		if match != nil && !match(rec) {
-			return true
-		}
-		if rec.Run != id {
-			return false
-		}
-		start = at
-		return true
-	})
-	return start, err
-}
-
 // eachBefore calls fn with each record of the lines before offset end (the
 // start of a line, or the file's length), the last first, and the offset of
 // its line, until fn returns false: it reads the file backward from end, a

@@ -139,28 +139,33 @@ func TestHistoryStreamBoundedMemory(t *testing.T) {
 	}
 }
 
-// TestHistoryRunStart: the stretch of a run that --last cuts is found back
-// to its first record, across chunks, and no further (never into the run
-// before it); streamTo reads up to the cut and no further.
+// TestHistoryRunStart: the stretch of a run that --last cuts is summed
+// back to its first record (addEarlier), across chunks, and no further
+// (never into the run before it); streamTo reads up to the cut and no
+// further.
 func TestHistoryRunStart(t *testing.T) {
 	id := []byte("4242-1795546444162582082")
 	a := bytes.ReplaceAll(historyOf(50), id, []byte("A"))
 	b := historyOf(2500) // over 1 chunk
 	c := bytes.ReplaceAll(historyOf(3), id, []byte("C"))
 	h, _ := writeHistory(t, append(append(append([]byte(nil), a...), b...), c...))
+	earlier := func(h *historyFileReader, from int64, run string, match func(*iterationRecord) bool) int {
+		t.Helper()
+		s := &runSummary{id: run}
+		if err := s.addEarlier(h, from, match); err != nil {
+			t.Fatal(err)
+		}
+		return s.earlier
+	}
 	from, err := h.startOfLast(5, nil) // C's 3, and b's last 2
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, err := h.runStart(from, string(id), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if start != int64(len(a)) {
-		t.Fatalf("the run starts at %d; want %d", start, len(a))
+	if n := earlier(h, from, string(id), nil); n != 2498 {
+		t.Fatalf("%d records of the run before the cut; want 2498", n)
 	}
 	var its []int
-	s := h.streamTo(start, from)
+	s := h.streamTo(int64(len(a)), from)
 	for rec := s.record(); rec != nil; rec = s.record() {
 		if rec.Run != string(id) {
 			t.Fatalf("read %s's iteration %d", rec.Run, rec.Iteration)
@@ -173,8 +178,8 @@ func TestHistoryRunStart(t *testing.T) {
 	// Nothing of the run before the cut: the cut is the start.
 	for _, cut := range []int64{int64(len(a)), int64(len(a) + len(b))} {
 		run := map[int64]string{int64(len(a)): string(id), int64(len(a) + len(b)): "C"}[cut]
-		if got, err := h.runStart(cut, run, nil); err != nil || got != cut {
-			t.Fatalf("run %s from %d starts at %d (%v)", run, cut, got, err)
+		if n := earlier(h, cut, run, nil); n != 0 {
+			t.Fatalf("run %s from %d: %d records before it", run, cut, n)
 		}
 	}
 	// A run id again after another run's: its stretch starts after that.
@@ -183,13 +188,13 @@ func TestHistoryRunStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := h2.runStart(last, "A", nil); err != nil || got != int64(len(a)+len(c)) {
-		t.Fatalf("the second stretch of run A starts at %d; want %d (%v)", got, len(a)+len(c), err)
+	if n := earlier(h2, last, "A", nil); n != 49 {
+		t.Fatalf("the second stretch of run A: %d records before its last; want 49", n)
 	}
 	// Of the records a test accepts: run A's, back over the others.
 	onlyA := func(rec *iterationRecord) bool { return rec.Run == "A" }
-	if got, err := h.runStart(int64(len(a)+len(b)), "A", onlyA); err != nil || got != 0 {
-		t.Fatalf("run A, matched alone, starts at %d (%v)", got, err)
+	if n := earlier(h, int64(len(a)+len(b)), "A", onlyA); n != 50 {
+		t.Fatalf("run A, matched alone: %d records; want 50", n)
 	}
 }
 

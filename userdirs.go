@@ -84,15 +84,6 @@ func (b userBase) usable() error {
 	return withHint(fmt.Errorf("%s (%s): %v", b.env, b.val, unwrapPathError(err)), "point %s at a directory", b.env)
 }
 
-// makeUserDir makes dir, in the base b (the tool's own directory or below
-// it), as makeDirAll does, once b is usable.
-func makeUserDir(b userBase, dir string, perm os.FileMode) error {
-	if err := b.usable(); err != nil {
-		return err
-	}
-	return makeDirAll(dir, perm)
-}
-
 // notOwnHint says what to do with p, no directory on the way to the base
 // b's own directory and not in it: the user's, never offered for rm. When
 // p is what the variable names, or above it, the variable is to be fixed.
