@@ -651,6 +651,7 @@ func (r *runner) finish(end ending) error {
 	r.settle(end, late.c) // every line said, before the exit
 	r.live.drain(late.c)  // after the last line: a slow server delays only the exit
 	if sig := late.late(false); sig != nil && end.signal == nil {
+		late.forget()
 		end = lateEnding(r, end, sig, summary)
 		r.settle(end, late.c)
 	}

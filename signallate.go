@@ -91,6 +91,21 @@ func (x *exitRelay) late(arm bool) os.Signal {
 	return <-reply
 }
 
+// forget drops the signals passed on to the exit's waits so far: once the
+// late signal is the run's ending, only another one ends a wait at once
+// (the waits before may not have taken it; a bounded wait would give up at
+// once on it, and the last lines with it). Every signal the relay took is
+// in x.c before late returns.
+func (x *exitRelay) forget() {
+	for {
+		select {
+		case <-x.c:
+		default:
+			return
+		}
+	}
+}
+
 // endNow ends the process by sig, as main does for a run a signal ended:
 // the run's records are written.
 func (x *exitRelay) endNow(sig os.Signal) {
@@ -130,6 +145,6 @@ const testSignalAtEnv = "CLAUDE_ITERATE_TEST_SIGNAL_AT"
 // testSignalAt is the hook of testSignalAtEnv at point.
 func testSignalAt(point string) {
 	if os.Getenv(testSignalAtEnv) == point {
-		syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		raiseHere(syscall.SIGHUP)
 	}
 }
