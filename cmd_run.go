@@ -377,7 +377,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	}
 	o.given = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
-	if err := firstError(o.testCmd.notBlank("--test-cmd"), o.conditions.notBlank("--conditions"), o.events.notBlank("--events")); err != nil {
+	if err := firstError(o.model.notBlank("--model"), o.prompt.notBlank("--prompt"), o.testCmd.notBlank("--test-cmd"), o.conditions.notBlank("--conditions"), o.events.notBlank("--events")); err != nil {
 		return o, nil, err
 	}
 	for _, f := range []struct {

@@ -119,9 +119,14 @@ type server struct {
 func runServe(env *cliEnv, args []string) error {
 	fs := newFlagSet("serve")
 	port := fs.Int("port", 0, "")
-	listen := fs.String("listen", "", "")
+	var listenFlag stringFlag
+	fs.Var(&listenFlag, "listen", "")
+	listen := &listenFlag.s
 	readOnly := fs.Bool("read-only", false, "")
 	if _, err := parseFlags(fs, args, 0); err != nil {
+		return err
+	}
+	if err := listenFlag.notBlank("--listen"); err != nil {
 		return err
 	}
 	if *port < 0 || *port > 65535 {

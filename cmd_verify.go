@@ -113,7 +113,7 @@ func runVerify(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.agents.check(); err != nil {
+	if err := firstError(o.depth.notBlank("--depth"), o.claude.notBlank("--claude"), o.model.notBlank("--model"), o.agents.check()); err != nil {
 		return err
 	}
 	depth := firstNonEmpty(o.depth.s, depthStandard)
