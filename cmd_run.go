@@ -55,7 +55,8 @@ Options:
                               claude.command, $CLAUDE_ITERATE_CLAUDE); codex's
                               is agents.codex.command ($CLAUDE_ITERATE_CODEX)
   --model M                   passed to the agent (codex: -m)
-  --max-turns N               passed to claude (codex has none: refused)
+  --max-turns N               passed to claude, N at least 1 (codex has
+                              none: refused)
   --permission-mode MODE      passed to claude, e.g. acceptEdits (also the
                               claude.permissionMode config key); for codex:
                               acceptEdits is --sandbox workspace-write, plan
@@ -427,7 +428,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.maxIterations.set && o.maxIterations.n == 0 {
 		return o, nil, errZeroIterations
 	}
-	if err := o.maxFailures.notZero("--max-failures"); err != nil {
+	if err := firstError(o.maxFailures.notZero("--max-failures"), o.maxTurns.notZero("--max-turns")); err != nil {
 		return o, nil, err
 	}
 	if err := checkPermissionFlags(o.permissionMode, o.allowedTools); err != nil {
