@@ -258,6 +258,8 @@ func editConfigList(t *configTarget, obj map[string]any, key *configKey, elem st
 	switch {
 	case add && found:
 		return nil, fmt.Errorf("%s already holds %q", key.name, elem)
+	case add && key.kind == kindEventList && slices.Contains(cur, "all"):
+		return nil, fmt.Errorf("%s holds %q, every event: adding %q changes nothing", key.name, "all", elem)
 	case add:
 		out = append(out, elem)
 	case !found:
