@@ -125,6 +125,9 @@ Stop conditions (checked after each iteration; see Conditions below):
                               needs_review goes on with its findings in the
                               next prompt; verification.maxAttempts failures
                               (default 2) end it with exit 1
+  --on-question ACTION        when the agent asks a question: wait (default),
+                              stop or continue (also the onQuestion config
+                              key; see Questions below)
   --conditions FILE           stop conditions as JSON (below); replaces the
                               "stop" config key, and the flags above add to it
 

@@ -118,7 +118,9 @@ type server struct {
 
 func runServe(env *cliEnv, args []string) error {
 	fs := newFlagSet("serve")
-	port := fs.Int("port", 0, "")
+	var portArg portFlag
+	fs.Var(&portArg, "port", "")
+	port := &portArg.n
 	var listenFlag stringFlag
 	fs.Var(&listenFlag, "listen", "")
 	listen := &listenFlag.s
@@ -315,4 +317,19 @@ func validServeToken(t string) bool {
 	}
 	_, err := hex.DecodeString(t)
 	return err == nil
+}
+
+// portFlag is serve's --port: a whole number (its range is checked after
+// parsing), refused in words that say what it wants, as the other numeric
+// flags are.
+type portFlag struct{ n int }
+
+func (f *portFlag) String() string { return strconv.Itoa(f.n) }
+func (f *portFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not a port number (want 0 to 65535; 0: a free one)")
+	}
+	f.n = n
+	return nil
 }

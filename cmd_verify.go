@@ -43,7 +43,9 @@ Options:
                               (default: verification.agent, else the agent
                               key); codex runs in its read-only sandbox
                               (--sandbox read-only), with agents.codex.args
-  --claude PATH               claude's executable (default claude)
+  --claude PATH               claude's executable (default:
+                              $CLAUDE_ITERATE_CLAUDE, else claude.command,
+                              else claude)
   --model M                   passed to the agent
   -v, --verbose               show the verifier's text and tool calls
   --iteration-timeout D       end a verifier that runs longer than D (default:
