@@ -5,7 +5,10 @@ package main
 // holds one directory named after the workspace, with .metadata.json,
 // .status.json, TODO.md and INSTRUCTIONS.md first, so that list and status
 // read them without unpacking the rest; permissions are kept, and symbolic
-// links are stored as links, never followed; the run lock is left out.
+// links are stored as links, never followed; the run lock is left out; an
+// archive is private (0600) and its directory is kept out of git (a
+// .gitignore of the tool's, made when missing), as it holds the runtime
+// files, .metadata.json with a notify URL's credentials among them.
 // Restoring is restore.go's; the commands are cmd_archive.go's and cmd_clean.go's;
 // the limits of an archive and its directory are archivelimits.go's. It is
 // longer than 600 lines because writing an archive and reading its head
@@ -62,6 +65,28 @@ type archiveInfo struct {
 	tooLarge []leftOutFile
 	limits   archiveLimits
 	stored   int64 // the regular files' bytes archived
+	// ignoreErr is why the archive directory's .gitignore could not be
+	// written (a warning).
+	ignoreErr error
+}
+
+// archiveGitignore is the tool's .gitignore in the archive directory: an
+// archive holds the workspace's runtime files — its .metadata.json, which
+// may hold a notify URL's credentials, its logs — which stay out of git.
+const archiveGitignore = "# Written by claude-iterate: archives hold a workspace's runtime files (its .metadata.json may hold a notify URL's credentials, its logs), kept out of git.\n*\n"
+
+// ignoreArchives keeps the archive directory dir out of git: a .gitignore
+// of the tool's there, made when missing; one already there (the tool's,
+// or the user's) is left alone.
+func ignoreArchives(dir string) error {
+	p := filepath.Join(dir, ".gitignore")
+	if _, err := os.Lstat(p); err == nil {
+		return nil
+	}
+	if err := writeNewFile(p, archiveGitignore, 0o644); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("keeping the archives out of git: writing %s: %w", p, unwrapPathError(err))
+	}
+	return nil
 }
 
 // writeArchive archives the workspace directory dir, as top/, to a new file
@@ -119,6 +144,8 @@ func writeArchiveLimited(dir, top, archiveDir string, now time.Time, lim archive
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	// Kept out of git before it appears: it holds the runtime files.
+	info.ignoreErr = ignoreArchives(archiveDir)
 	// Two cleans of workspaces of one name within a second get a counter.
 	for i := 1; ; i++ {
 		name := base + ".tar.gz"

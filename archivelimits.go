@@ -66,8 +66,12 @@ func (info *archiveInfo) leaveOut(rel string, size int64) bool {
 }
 
 // warnLeftOut prints a warning for each file of info left out of an
-// archive of the workspace shown as shownDir.
+// archive of the workspace shown as shownDir, and one when the archive
+// directory could not be kept out of git.
 func warnLeftOut(env *cliEnv, shownDir string, info *archiveInfo) {
+	if info.ignoreErr != nil {
+		fmt.Fprintf(env.stderr, "%s: warning: %v\n", progName, info.ignoreErr)
+	}
 	for _, f := range info.tooLarge {
 		fmt.Fprintf(env.stderr, "%s: warning: not archived: %s is %s, %s\n", progName, filepath.Join(shownDir, f.rel), byteSize(f.size), f.reason(info.limits))
 	}

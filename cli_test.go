@@ -80,6 +80,8 @@ func TestRunFlagRefusals(t *testing.T) {
 		{[]string{"w", "--base", " "}, `invalid value " " for flag --base: empty`},
 		{[]string{"w", "--max-failures", "0"}, `invalid value "0" for flag --max-failures: must be at least 1`},
 		{[]string{"w", "--max-test-failures", "0"}, `invalid value "0" for flag --max-test-failures: must be at least 1`},
+		{[]string{"w", "--max-turns", "0"}, `invalid value "0" for flag --max-turns: must be at least 1`},
+		{[]string{"w", "--model", ""}, `invalid value "" for flag --model: empty`},
 		{[]string{"w", "--commit", "--no-commit=false"}, `--commit and --no-commit contradict each other`},
 		{[]string{"w", "--worktree=false", "--no-worktree"}, `--worktree and --no-worktree contradict each other`},
 		// Two wrong: the first check's error.

@@ -8,9 +8,11 @@ package main
 // key is a usage error with a did-you-mean; VALUE is JSON where it parses
 // as JSON, else a string; a file that is already broken is never
 // rewritten (the user fixes it by hand, where the error points); the
-// project layer is the default; files are written atomically, and 0600
-// when they hold a notify URL with credentials; a workspace's config is
-// never changed under a run (its end would write the metadata back); and
+// project layer is the default, and never given a notify URL with
+// credentials (it goes into git; --user and --workspace keep them out);
+// files are written atomically, and 0600 when they hold such a URL; a
+// workspace's config is never changed under a run (its end would write
+// the metadata back); and
 // each set holds its layer for the whole read-modify-write (configTarget.
 // lock), so that two at once both land.
 
@@ -35,7 +37,8 @@ const configSetUsage = `Setting keys:
   set writes KEY to one layer: --project (the default, .claude-iterate.json
   in the project root), --user, or --workspace WS (its .workspace.json,
   which goes with its task in git; a notify URL with credentials goes to
-  its .metadata.json instead, out of git).
+  its .metadata.json instead, out of git). The project config can go into
+  git too: a notify URL with credentials is refused there (use --user).
   VALUE is JSON where it parses as JSON (5, true, ["a","b"], {"…":…}),
   else a string. --add and --remove add one element to an array key or
   remove it, starting from the key's effective value. Keys and values are
@@ -141,6 +144,12 @@ func runConfigSet(env *cliEnv, args []string, unset bool) error {
 	arg, err := configArgValue(key, pos[1], add || remove)
 	if err != nil {
 		return err
+	}
+	if t.layer == layerProject && secretValue(key.name, arg) {
+		// The project file goes into git, as a workspace's .workspace.json
+		// does: the credentials stay out of it.
+		return &inputError{withHint(fmt.Errorf("not writing %s = %s to the project config (%s): the URL holds credentials, and the project config can go into git", key.name, redactURL(arg.(string)), t.shown),
+			"keep it in the user config: claude-iterate config set %s URL --user (or in a workspace's, out of git: --workspace <workspace>)", key.name)}
 	}
 	var val any
 	err = t.update(wsArg.s, true, func(obj map[string]any) (bool, error) {
@@ -249,6 +258,8 @@ func editConfigList(t *configTarget, obj map[string]any, key *configKey, elem st
 	switch {
 	case add && found:
 		return nil, fmt.Errorf("%s already holds %q", key.name, elem)
+	case add && key.kind == kindEventList && slices.Contains(cur, "all"):
+		return nil, fmt.Errorf("%s holds %q, every event: adding %q changes nothing", key.name, "all", elem)
 	case add:
 		out = append(out, elem)
 	case !found:

@@ -28,8 +28,8 @@ is put back as it was when it exits. edit needs a terminal; without one, edit
 edited: stop the run first.
 
 Options:
-  --claude PATH   the claude executable (default: config key claude.command,
-                  or $CLAUDE_ITERATE_CLAUDE)
+  --claude PATH   the claude executable (default: $CLAUDE_ITERATE_CLAUDE,
+                  else config key claude.command, else claude)
   --agent NAME    claude (default: the agent config key) or codex, as setup
 
 The system prompt is prompts/<mode>/edit.md, replaced as setup's is.

@@ -74,6 +74,9 @@ func runHistory(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := runSel.notBlank("--run"); err != nil {
+		return err
+	}
 	if last.set && last.n == 0 {
 		return usagef("invalid value \"0\" for flag --last: must be at least 1")
 	}

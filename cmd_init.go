@@ -136,6 +136,9 @@ func runInit(env *cliEnv, args []string) error {
 	if err := sf.agents.check(); err != nil {
 		return err
 	}
+	if err := firstError(instructions.notBlank("--instructions"), template.notBlank("--template")); err != nil {
+		return err
+	}
 	if template.set && instructions.set {
 		return usagef("--template and --instructions contradict each other: the template holds the task")
 	}

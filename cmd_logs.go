@@ -65,6 +65,9 @@ func runLogs(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := which.notBlank("--run"); err != nil {
+		return err
+	}
 	if *follow && which.set {
 		return usagef("-f follows the run in progress; it does not go with --run")
 	}

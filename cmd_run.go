@@ -55,7 +55,8 @@ Options:
                               claude.command, $CLAUDE_ITERATE_CLAUDE); codex's
                               is agents.codex.command ($CLAUDE_ITERATE_CODEX)
   --model M                   passed to the agent (codex: -m)
-  --max-turns N               passed to claude (codex has none: refused)
+  --max-turns N               passed to claude, N at least 1 (codex has
+                              none: refused)
   --permission-mode MODE      passed to claude, e.g. acceptEdits (also the
                               claude.permissionMode config key); for codex:
                               acceptEdits is --sandbox workspace-write, plan
@@ -126,6 +127,9 @@ Stop conditions (checked after each iteration; see Conditions below):
                               needs_review goes on with its findings in the
                               next prompt; verification.maxAttempts failures
                               (default 2) end it with exit 1
+  --on-question ACTION        when the agent asks a question: wait (default),
+                              stop or continue (also the onQuestion config
+                              key; see Questions below)
   --conditions FILE           stop conditions as JSON (below); replaces the
                               "stop" config key, and the flags above add to it
 
@@ -379,7 +383,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	}
 	o.given = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
-	if err := firstError(o.testCmd.notBlank("--test-cmd"), o.conditions.notBlank("--conditions"), o.events.notBlank("--events")); err != nil {
+	if err := firstError(o.model.notBlank("--model"), o.prompt.notBlank("--prompt"), o.testCmd.notBlank("--test-cmd"), o.conditions.notBlank("--conditions"), o.events.notBlank("--events")); err != nil {
 		return o, nil, err
 	}
 	for _, f := range []struct {
@@ -429,7 +433,7 @@ func parseRunFlags(args []string) (*runOptions, []string, error) {
 	if o.maxIterations.set && o.maxIterations.n == 0 {
 		return o, nil, errZeroIterations
 	}
-	if err := o.maxFailures.notZero("--max-failures"); err != nil {
+	if err := firstError(o.maxFailures.notZero("--max-failures"), o.maxTurns.notZero("--max-turns")); err != nil {
 		return o, nil, err
 	}
 	if err := checkPermissionFlags(o.permissionMode, o.allowedTools); err != nil {

@@ -118,10 +118,17 @@ type server struct {
 
 func runServe(env *cliEnv, args []string) error {
 	fs := newFlagSet("serve")
-	port := fs.Int("port", 0, "")
-	listen := fs.String("listen", "", "")
+	var portArg portFlag
+	fs.Var(&portArg, "port", "")
+	port := &portArg.n
+	var listenFlag stringFlag
+	fs.Var(&listenFlag, "listen", "")
+	listen := &listenFlag.s
 	readOnly := fs.Bool("read-only", false, "")
 	if _, err := parseFlags(fs, args, 0); err != nil {
+		return err
+	}
+	if err := listenFlag.notBlank("--listen"); err != nil {
 		return err
 	}
 	if *port < 0 || *port > 65535 {
@@ -313,4 +320,19 @@ func validServeToken(t string) bool {
 	}
 	_, err := hex.DecodeString(t)
 	return err == nil
+}
+
+// portFlag is serve's --port: a whole number (its range is checked after
+// parsing), refused in words that say what it wants, as the other numeric
+// flags are.
+type portFlag struct{ n int }
+
+func (f *portFlag) String() string { return strconv.Itoa(f.n) }
+func (f *portFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not a port number (want 0 to 65535; 0: a free one)")
+	}
+	f.n = n
+	return nil
 }

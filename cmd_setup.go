@@ -39,8 +39,9 @@ setup on it.
 
 Options:
   --mode loop|iterative   the mode of a new workspace (default loop)
-  --claude PATH           the claude executable (default: config key
-                          claude.command, or $CLAUDE_ITERATE_CLAUDE)
+  --claude PATH           the claude executable (default:
+                          $CLAUDE_ITERATE_CLAUDE, else config key
+                          claude.command, else claude)
   --agent NAME            claude (default: the agent config key) or codex:
                           codex's terminal UI gets agents.codex.args, the
                           system prompt as -c developer_instructions, and

@@ -3,7 +3,8 @@ package main
 // This file implements the template command: save, list, show and delete
 // (a template itself is template.go's). The rules are: save never
 // overwrites a template without -f; delete asks on a terminal, or needs -f;
-// show redacts a notify URL's secrets.
+// show redacts a notify URL's secrets; a project template, which can go
+// into git, never holds them (a --global one, outside the project, does).
 
 import (
 	"encoding/json"
@@ -25,13 +26,15 @@ const templateUsage = `Usage: claude-iterate template save <workspace> <name> [-
 
 Templates keep a workspace's task to start others from:
 'claude-iterate init <workspace> --template <name>'. A template holds the
-workspace's INSTRUCTIONS.md, its mode and its configuration (the "config"
-of its .metadata.json), not its progress, logs or TODO.md.
+workspace's INSTRUCTIONS.md, its mode and its configuration (its
+.workspace.json), not its progress, logs or TODO.md.
 
 Project templates live in claude-iterate/templates in the project root (so
 they can be committed with the project); with --global, in the user's
 config directory ($XDG_CONFIG_HOME/claude-iterate/templates). A name is
-looked up in the project first, then the user's.
+looked up in the project first, then the user's. A notify URL with
+credentials (a password, a ?token=) is left out of a project template,
+and said so; a --global template keeps it, in a file only you can read.
 
   save     saves the workspace as template <name>; -f replaces one
   list     lists the templates: name, scope, mode, and the task's first line
@@ -104,8 +107,12 @@ func templateSave(env *cliEnv, args []string) error {
 		}
 		base = user
 	}
+	cfg, leftOut := w.meta.Config, false
+	if !*global {
+		cfg, leftOut = withoutSecrets(cfg)
+	}
 	t := &savedTemplate{Name: pos[1], Dir: filepath.Join(base, pos[1]), Global: *global, Mode: w.meta.Mode,
-		Config: w.meta.Config, From: w.Name, Saved: time.Now().UTC().Truncate(time.Second), instructions: string(data)}
+		Config: cfg, From: w.Name, Saved: time.Now().UTC().Truncate(time.Second), instructions: string(data)}
 	shown := relPath(env.projectRoot, t.Dir)
 	if _, err := os.Lstat(t.Dir); err == nil && !*force {
 		return withHint(fmt.Errorf("template %s already exists (%s)", t.Name, shown), "replace it with: claude-iterate template save %s %s -f", shellQuote(pos[0]), t.Name)
@@ -114,6 +121,9 @@ func templateSave(env *cliEnv, args []string) error {
 		return fmt.Errorf("saving template %s: %w", t.Name, err)
 	}
 	fmt.Fprintf(env.stdout, "Saved workspace %s as template %s (%s)\n", w.Name, t.Name, shown)
+	if leftOut {
+		fmt.Fprintf(env.stdout, "Left notifyUrl out: it holds credentials, and a project template can go into git; a workspace made from it has none (set it with: claude-iterate config set notifyUrl URL --workspace <workspace>; or save the template with --global)\n")
+	}
 	fmt.Fprintf(env.stdout, "Use it with: claude-iterate init <workspace> --template %s\n", t.Name)
 	return nil
 }

@@ -43,7 +43,9 @@ Options:
                               (default: verification.agent, else the agent
                               key); codex runs in its read-only sandbox
                               (--sandbox read-only), with agents.codex.args
-  --claude PATH               claude's executable (default claude)
+  --claude PATH               claude's executable (default:
+                              $CLAUDE_ITERATE_CLAUDE, else claude.command,
+                              else claude)
   --model M                   passed to the agent
   -v, --verbose               show the verifier's text and tool calls
   --iteration-timeout D       end a verifier that runs longer than D (default:
@@ -113,7 +115,7 @@ func runVerify(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.agents.check(); err != nil {
+	if err := firstError(o.depth.notBlank("--depth"), o.claude.notBlank("--claude"), o.model.notBlank("--model"), o.agents.check()); err != nil {
 		return err
 	}
 	depth := firstNonEmpty(o.depth.s, depthStandard)

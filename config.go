@@ -64,7 +64,7 @@ var notifyEventNames = []string{"execution_start", "iteration", "iteration_miles
 
 // configKeys is the table of every configuration key.
 var configKeys = []configKey{
-	{"workspacesDir", kindPath, "claude-iterate/workspaces", "where workspaces named on the command line live (relative to the project root)"},
+	{"workspacesDir", kindPath, "claude-iterate/workspaces", "where workspaces named on the command line live (relative to the project root, or absolute)"},
 	{"defaultMaxIterations", kindCount, 0, "iterations before a run stops; 0 means 50 in loop mode, 20 in iterative mode"},
 	{"defaultDelay", kindSeconds, 2.0, "seconds to wait between iterations"},
 	{"defaultStagnationThreshold", kindCount, 2, "iterative mode: consecutive iterations without work that stop the run; 0 means never"},

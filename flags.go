@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func parseFlags(fs *flag.FlagSet, args []string, maxPositional int) ([]string, e
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
-			msg := flagErrorText(err, args)
+			msg := bothSpellings(fs, flagErrorText(err, args))
 			if name, ok := strings.CutPrefix(msg, "unknown flag "); ok {
 				if s := suggestFlag(fs, name); s != "" {
 					msg += fmt.Sprintf(" (did you mean %s?)", s)
@@ -65,6 +66,42 @@ func parseFlags(fs *flag.FlagSet, args []string, maxPositional int) ([]string, e
 		return nil, usagef("too many arguments: %q", pos[maxPositional])
 	}
 	return pos, nil
+}
+
+// bothSpellings names, in flag's message msg about a bad value, a flag
+// that has two spellings by both ("-m/--max-iterations"), whichever was
+// typed: as the checks made after parsing name it.
+func bothSpellings(fs *flag.FlagSet, msg string) string {
+	i := strings.Index(msg, " for flag -")
+	if i < 0 || !strings.HasPrefix(msg, "invalid value ") {
+		return msg
+	}
+	name, tail, ok := strings.Cut(msg[i+len(" for flag "):], ":")
+	f := fs.Lookup(strings.TrimLeft(name, "-"))
+	if !ok || f == nil {
+		return msg
+	}
+	ptr := func(v flag.Value) uintptr {
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {
+			return rv.Pointer()
+		}
+		return 0
+	}
+	var short, long string
+	fs.VisitAll(func(g *flag.Flag) {
+		if p := ptr(g.Value); p == 0 || p != ptr(f.Value) {
+			return
+		}
+		if len(g.Name) == 1 {
+			short = "-" + g.Name
+		} else {
+			long = "--" + g.Name
+		}
+	})
+	if short == "" || long == "" {
+		return msg
+	}
+	return msg[:i] + " for flag " + short + "/" + long + ":" + tail
 }
 
 // flagErrorText rewords flag's errors: it says "-name" even when the user

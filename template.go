@@ -7,8 +7,10 @@ package main
 // in claude-iterate/templates in the project root, --global ones in the
 // user's config directory (~/.config/claude-iterate/templates); a name is
 // looked up in the project first; names are workspace names; every file
-// is read through the safe reader; a template whose config holds a secret
-// (a notify URL's password) is written 0600.
+// is read through the safe reader; a project template never holds a
+// secret (a notify URL's password or token: left out, as .workspace.json
+// leaves it out), and a template whose config holds one (a --global one,
+// or one saved before) is written 0600.
 
 import (
 	"encoding/json"
@@ -143,6 +145,25 @@ func (t *savedTemplate) firstLine() string {
 		}
 	}
 	return ""
+}
+
+// withoutSecrets is cfg less a notify URL with credentials, and whether
+// one was left out: what a project template, which can go into git,
+// keeps.
+func withoutSecrets(cfg map[string]any) (map[string]any, bool) {
+	var out map[string]any
+	leftOut := false
+	for k, v := range cfg {
+		if secretValue(k, v) {
+			leftOut = true
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	return out, leftOut
 }
 
 // redactedConfig is cfg with a notify URL's credentials blotted out.
