@@ -67,9 +67,7 @@ func excludeHazard(root string, dirs ...string) error {
 		if d == "" {
 			continue
 		}
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			d = r
-		}
+		d = realPath(d)
 		for ; !seen[d]; d = filepath.Dir(d) {
 			seen[d] = true
 			if rel, err := filepath.Rel(top, d); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -100,9 +98,7 @@ func excludeHazard(root string, dirs ...string) error {
 // findDotGit walks up from dir to the first directory holding a .git
 // entry: that directory and the entry's path; "" outside a work tree.
 func findDotGit(dir string) (top, dotGit string) {
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = r
-	}
+	dir = realPath(dir)
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 			return d, filepath.Join(d, ".git")

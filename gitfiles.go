@@ -130,20 +130,14 @@ func findGitTree(root string, exclude ...string) *gitTree {
 	if top == "" {
 		return nil
 	}
-	if t, err := filepath.EvalSymlinks(top); err == nil {
-		top = t
-	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
+	top = realPath(top)
+	root = realPath(root)
 	g := &gitTree{top: top, root: root}
 	for _, e := range exclude {
 		if e == "" {
 			continue
 		}
-		if r, err := filepath.EvalSymlinks(e); err == nil {
-			e = r
-		}
+		e = realPath(e)
 		g.exclude = append(g.exclude, e)
 	}
 	return g

@@ -145,9 +145,7 @@ func excludeRuntimeFiles(dir string) (string, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if t, err := filepath.EvalSymlinks(top); err == nil {
-		top = t
-	}
+	top = realPath(top)
 	rel, err := filepath.Rel(top, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return fail(fmt.Errorf("%s is outside its work tree %s", dir, top))

@@ -99,9 +99,7 @@ func worktreeSource(cfg *settings, ws *workspace) string {
 // relInRepo is path relative to the repository's top, "." when it is
 // not below it.
 func relInRepo(g *gitRepo, path string) string {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
+	path = realPath(path)
 	rel, err := filepath.Rel(g.top, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "."
@@ -201,13 +199,9 @@ func worktreeRoot(env *cliEnv, w *workspace) (string, error) {
 		return "", f
 	}
 	repoTop := lines[0]
-	if t, err := filepath.EvalSymlinks(repoTop); err == nil {
-		repoTop = t
-	}
+	repoTop = realPath(repoTop)
 	top := st.Worktree
-	if t, err := filepath.EvalSymlinks(top); err == nil {
-		top = t
-	}
+	top = realPath(top)
 	return filepath.Join(top, relInRepo(&gitRepo{top: repoTop}, env.projectRoot)), nil
 }
 

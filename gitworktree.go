@@ -233,12 +233,8 @@ func openGitRepoFrom(dir, what, from string) (g *gitRepo, err error) {
 	if !filepath.IsAbs(g.common) {
 		g.common = filepath.Join(dir, g.common)
 	}
-	if t, err := filepath.EvalSymlinks(g.top); err == nil {
-		g.top = t
-	}
-	if c, err := filepath.EvalSymlinks(g.common); err == nil {
-		g.common = c
-	}
+	g.top = realPath(g.top)
+	g.common = realPath(g.common)
 	return g, nil
 }
 
