@@ -38,9 +38,10 @@ func stateBase() (userBase, bool) {
 }
 
 // configBase is the base of the user's config directory; false when HOME
-// and XDG_CONFIG_HOME are unset.
+// and XDG_CONFIG_HOME are unset. A relative XDG_CONFIG_HOME is ignored, as
+// the XDG spec asks (and as XDG_STATE_HOME is).
 func configBase() (userBase, bool) {
-	if v := os.Getenv("XDG_CONFIG_HOME"); v != "" {
+	if v := os.Getenv("XDG_CONFIG_HOME"); v != "" && filepath.IsAbs(v) {
 		return userBase{env: "XDG_CONFIG_HOME", val: v, dir: v, xdg: "XDG_CONFIG_HOME"}, true
 	}
 	return homeBase("XDG_CONFIG_HOME", ".config")
