@@ -60,6 +60,7 @@ Options:
                               config; see 'help template'); the flags here
                               override its config
   --notify-url URL            POST notifications of this workspace's runs here
+                              ('' : none, whatever the user config says)
   --permission-mode MODE      claude's --permission-mode for its runs, e.g.
                               acceptEdits (claude.permissionMode)
   --allowed-tools LIST        claude's --allowedTools for its runs, e.g.

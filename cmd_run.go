@@ -153,7 +153,8 @@ Display and notifications:
                               Priority, Tags headers) at the run's events; also
                               the notifyUrl and notifyEvents config keys
                               (see 'help config'); credentials in the URL
-                              are sent as a header and never shown
+                              are sent as a header and never shown; ''
+                              turns notifications off for this run
   --events FILE               write the run's events to FILE as JSON Lines, as
                               they happen (- : standard output, and the
                               progress lines go to standard error): the same
