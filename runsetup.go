@@ -291,6 +291,9 @@ func (r *runner) buildStops() error {
 		if gc.c.Type == condMaxIterations && gc.group == groupConditions {
 			r.maxIterations = min(r.maxIterations, gc.c.Count) // for "Iteration 2/5"
 		}
+		if gc.c.Type == condFailureStreak && gc.group == groupFailure {
+			r.maxFailures = min(r.maxFailures, gc.c.Count) // for "(1/2 consecutive failures)"
+		}
 	}
 	var fault error
 	for _, gc := range r.stops.ordered {
