@@ -92,6 +92,9 @@ type runner struct {
 	metaSaved    time.Time // the last write of the metadata during the run
 	metaDirty    bool      // the metadata has changed since
 	statusWarned bool
+	// projectSecret: the project config holds a notify URL with
+	// credentials (said before the first iteration).
+	projectSecret bool
 	// using is which of the run's agents runs, and why (fallback.go).
 	using  agentInUse
 	checks runChecks

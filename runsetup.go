@@ -33,6 +33,10 @@ func (r *runner) setup(pos []string) error {
 	if err != nil {
 		return err
 	}
+	if project != nil {
+		u, _ := project.values["notifyUrl"].(string)
+		r.projectSecret = urlHoldsSecret(u)
+	}
 	base := resolveSettings(opts.flagSettings(), envLayer(), project, user)
 	var ws *workspace
 	switch {
@@ -522,6 +526,10 @@ func (r *runner) inherited() *ending {
 	}
 	for _, w := range r.stops.takeFileStarts(r.workRoot()) {
 		say("warning: %s", w)
+	}
+	if r.projectSecret {
+		// config set refuses it there; an older version, or a hand, wrote it.
+		say("warning: %s holds a notify URL with credentials, and the project config can go into git: keep it in the user config (claude-iterate config set notifyUrl URL --user, then claude-iterate config unset notifyUrl --project)", projectConfigName)
 	}
 	if r.checks.status.inheritedComplete() {
 		if r.checks.status.acceptComplete {
