@@ -210,3 +210,27 @@ func holdScratch(e runEntry) *os.File {
 	}
 	return d
 }
+
+// createDemo makes the workspace of a first dry run.
+func createDemo(env *cliEnv, workspacesDir, name string, quiet bool) (*workspace, error) {
+	w, err := locateNewWorkspace(env.projectRoot, workspacesDir, name)
+	if err != nil {
+		return nil, err
+	}
+	w.meta = &metadata{Name: name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
+	created, err := createWorkspaceDir(w, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeWorkspaceFiles(w, dryRunDemoInstructions); err != nil {
+		removeCreated(w, created)
+		return nil, err
+	}
+	if err := w.load(); err != nil {
+		return nil, err
+	}
+	if !quiet {
+		fmt.Fprintf(env.stdout, "Created demo workspace %s (%s) for the dry run\n", name, relPath(env.projectRoot, w.Dir))
+	}
+	return w, nil
+}

@@ -143,8 +143,11 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 		e := r.interruptEnding()
 		return &e
 	}
-	r.ws.meta.Conditions = v.reports
 	question, isNew := r.checks.asks.note(ev)
+	if question != "" && r.onQuestion != onQuestionContinue && v.met != nil && v.met.group == groupSuccess {
+		v = r.holdForQuestion(v, st.Dir, rec.Iteration)
+	}
+	r.ws.meta.Conditions = v.reports
 	r.saveMetadata()
 	r.log.printf("CONDITIONS:")
 	for _, c := range v.reports {
@@ -182,6 +185,23 @@ func (r *runner) afterIteration(it *iterationRun) *ending {
 	}
 	e := truthfulEnding(endingFor(v.met, v.reason), v.met, !rec.OK, rec.Reason)
 	return &e
+}
+
+// holdForQuestion refuses the completion v claims at iteration while the
+// agent asks a question: the question says it is not sure, and the run
+// waits for the answer or stops (--on-question), as for any question. The
+// next prompt says why; --on-question continue, which waits for no answer,
+// takes the claim.
+func (r *runner) holdForQuestion(v stopVerdict, dir string, iteration int) stopVerdict {
+	claim := v.reason
+	r.checks.notes.rewrite = r.stops.rejected(dir, iteration)
+	r.checks.notes.asking = claim
+	v = otherMet(v, &r.stops)
+	refuseSuccess(v.reports, "the agent asks a question")
+	msg := "completion claimed while the agent asks a question: not accepted until it is answered"
+	r.con.noticef("%s", msg)
+	r.log.printf("[%s: %s]", msg, claim)
+	return v
 }
 
 // refuseSuccess shows the met success conditions of reports as not met,

@@ -65,6 +65,9 @@ type runPlan struct {
 	// newState is the ralph-mode state directory this run made, removed
 	// if the set-up fails; "" when it was there.
 	newState string
+	// projectSecret: the project config holds a notify URL with
+	// credentials (said before the first iteration).
+	projectSecret bool
 }
 
 // runner is one run's loop and machinery. Its fields are owned by the
@@ -92,9 +95,6 @@ type runner struct {
 	metaSaved    time.Time // the last write of the metadata during the run
 	metaDirty    bool      // the metadata has changed since
 	statusWarned bool
-	// projectSecret: the project config holds a notify URL with
-	// credentials (said before the first iteration).
-	projectSecret bool
 	// using is which of the run's agents runs, and why (fallback.go).
 	using  agentInUse
 	checks runChecks

@@ -22,6 +22,8 @@ type promptNotes struct {
 	earlyAt    int
 	minimum    int
 	verifyNote string // a failed verification's findings (verifier.go)
+	// asking is the completion claimed with a question: its reason.
+	asking string
 	// rewrite are the files of the file conditions a refused completion
 	// took again (stopSet.rejected): a claim again writes them again.
 	rewrite []string
@@ -29,7 +31,7 @@ type promptNotes struct {
 
 // empty reports whether there is nothing to add.
 func (n *promptNotes) empty() bool {
-	return len(n.answers) == 0 && n.early == "" && n.verifyNote == "" && len(n.rewrite) == 0
+	return len(n.answers) == 0 && n.early == "" && n.asking == "" && n.verifyNote == "" && len(n.rewrite) == 0
 }
 
 // text is what the prompt adds, "" when nothing.
@@ -49,6 +51,10 @@ func (n *promptNotes) text(w *workspace) string {
 			"The claim came too early: check the work before claiming it again — re-read the task, run the tests and builds, "+
 			"look for what is missing or wrong, and fix what you find. Mark the task complete again only when it truly is.\n",
 			n.earlyAt, n.early, n.minimum)
+	}
+	if n.asking != "" {
+		fmt.Fprintf(&b, "\nAn earlier iteration claimed the task complete while asking a question (%s): a completion is not accepted while "+
+			"its question waits. With the answer, finish what it asks for, and mark the task complete again only when it truly is.\n", n.asking)
 	}
 	if n.verifyNote != "" {
 		b.WriteString("\n" + n.verifyNote)

@@ -50,7 +50,7 @@ func (r *runner) setup(pos []string) error {
 		if err != nil && opts.dryRun && !isWorkspacePath(pos[0]) {
 			var nw *errNoWorkspace // none there: not one that cannot be read
 			if errors.As(err, &nw) {
-				ws, err = r.createDemo(base.WorkspacesDir, pos[0], base.OutputLevel == outputQuiet)
+				ws, err = createDemo(r.env, base.WorkspacesDir, pos[0], base.OutputLevel == outputQuiet)
 			}
 		}
 	default:
@@ -321,30 +321,6 @@ func (r *runner) buildStops() error {
 		return ie.err // from a config file's "stop" key: exit 1, as its other faults
 	}
 	return fault
-}
-
-// createDemo makes the workspace of a first dry run.
-func (r *runner) createDemo(workspacesDir, name string, quiet bool) (*workspace, error) {
-	w, err := locateNewWorkspace(r.env.projectRoot, workspacesDir, name)
-	if err != nil {
-		return nil, err
-	}
-	w.meta = &metadata{Name: name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
-	created, err := createWorkspaceDir(w, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeWorkspaceFiles(w, dryRunDemoInstructions); err != nil {
-		removeCreated(w, created)
-		return nil, err
-	}
-	if err := w.load(); err != nil {
-		return nil, err
-	}
-	if !quiet {
-		fmt.Fprintf(r.env.stdout, "Created demo workspace %s (%s) for the dry run\n", name, relPath(r.env.projectRoot, w.Dir))
-	}
-	return w, nil
 }
 
 // checkTask makes sure there is something to send.
