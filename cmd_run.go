@@ -180,7 +180,8 @@ Questions:
   The answer goes to the next iteration's prompt and to the workspace's
   ANSWERS.md. A question still pending when a run starts is waited on, or
   stopped on, before the first iteration; a status the agent writes
-  without it withdraws it.
+  without it withdraws it. A completion claimed with a question (wait,
+  stop) is not accepted: the agent claims it again once answered.
 
 Stopping:
   s                           stop after the current iteration (again: cancel)
