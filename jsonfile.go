@@ -14,8 +14,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // writeJSONAtomic writes v as indented JSON to path, atomically.
@@ -44,11 +46,16 @@ type fileError struct {
 
 func (e *fileError) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Path)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	switch {
+	case e.Path == "" && e.Line > 0: // the caller names the file
+		fmt.Fprintf(&b, "line %d, column %d: ", e.Line, e.Col)
+	case e.Path != "":
+		b.WriteString(e.Path)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+		}
+		b.WriteString(": ")
 	}
-	b.WriteString(": ")
 	if e.Key != "" {
 		b.WriteString(e.Key)
 		b.WriteString(": ")
@@ -56,7 +63,7 @@ func (e *fileError) Error() string {
 	b.WriteString(e.Msg)
 	// What was read is not the file the user sees at the path: say so
 	// (a dotfile manager's link, an agent's).
-	if target, err := os.Readlink(e.Path); err == nil {
+	if target, err := os.Readlink(e.Path); e.Path != "" && err == nil {
 		fmt.Fprintf(&b, " (%s is a symbolic link to %s)", filepath.Base(e.Path), target)
 	}
 	return b.String()
@@ -173,7 +180,7 @@ func parseJSONDoc(path string, data []byte) (*jsonDoc, error) {
 		var de *duplicateKeyError
 		if errors.As(err, &se) {
 			off = se.Offset
-			msg = "invalid JSON: " + se.Error()
+			msg = "invalid JSON: " + syntaxText(se)
 		} else if errors.As(err, &de) {
 			off = de.off
 			msg = fmt.Sprintf("duplicate key %q", de.key)
@@ -310,6 +317,12 @@ func (n *jsonNode) Float() (float64, error) {
 
 // decodeJSONFile decodes data (read from path) into v and reports faults with position and field.
 func decodeJSONFile(path string, data []byte, v any) error {
+	// First as a document: a syntax fault, a key given twice (encoding/json
+	// would keep the last one silently), data after the value or a value
+	// that is no object is said with its position.
+	if _, err := parseJSONObject(path, data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		var se *json.SyntaxError
@@ -317,10 +330,10 @@ func decodeJSONFile(path string, data []byte, v any) error {
 		switch {
 		case errors.As(err, &se):
 			line, col := position(data, se.Offset)
-			return &fileError{Path: path, Line: line, Col: col, Msg: "invalid JSON: " + se.Error()}
+			return &fileError{Path: path, Line: line, Col: col, Msg: "invalid JSON: " + syntaxText(se)}
 		case errors.As(err, &te):
 			line, col := position(data, te.Offset)
-			return &fileError{Path: path, Line: line, Col: col, Key: jsonKeyPath(te.Field), Msg: fmt.Sprintf("want %s, got %s", te.Type, te.Value)}
+			return &fileError{Path: path, Line: line, Col: col, Key: jsonKeyPath(te.Field), Msg: typeText(te)}
 		case errors.Is(err, io.EOF):
 			return &fileError{Path: path, Msg: "empty file (want a JSON object)"}
 		case errors.Is(err, io.ErrUnexpectedEOF):
@@ -330,6 +343,51 @@ func decodeJSONFile(path string, data []byte, v any) error {
 		return &fileError{Path: path, Msg: err.Error()}
 	}
 	return nil
+}
+
+// syntaxText is a syntax error's message, a byte that is not ASCII named by
+// its value: encoding/json, which scans bytes, quotes one as the Latin-1
+// character it is not ('ÿ' for 0xff).
+func syntaxText(se *json.SyntaxError) string {
+	msg := se.Error()
+	const lead = "character '"
+	i := strings.Index(msg, lead)
+	if i < 0 {
+		return msg
+	}
+	r, n := utf8.DecodeRuneInString(msg[i+len(lead):])
+	if r < utf8.RuneSelf || r > 0xff || !strings.HasPrefix(msg[i+len(lead)+n:], "'") {
+		return msg
+	}
+	return msg[:i] + fmt.Sprintf("byte 0x%02x (not UTF-8 text)", r) + msg[i+len(lead)+n+1:]
+}
+
+// typeText says what a value of the wrong type should have been, in JSON's
+// words: "want an object, got array", never a Go type's name.
+func typeText(te *json.UnmarshalTypeError) string {
+	return fmt.Sprintf("want %s, got %s", jsonWants(te.Type), te.Value)
+}
+
+// jsonWants names the JSON values that decode into t.
+func jsonWants(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonWants(t.Elem())
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a value of another type"
 }
 
 // jsonKeyPath is the key path of a decoding error's field, without the

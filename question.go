@@ -32,7 +32,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -180,8 +179,8 @@ func readAnswer(w *workspace) (*pendingAnswer, error) {
 		return nil, err
 	}
 	var a pendingAnswer
-	if err := json.Unmarshal(data, &a); err != nil {
-		return nil, fmt.Errorf("%s: %v", w.answerPath(), err)
+	if err := decodeJSONFile(w.answerPath(), data, &a); err != nil {
+		return nil, err
 	}
 	return &a, nil
 }

@@ -9,7 +9,6 @@ package main
 // it saying "running": the pid and the lock tell).
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -24,8 +23,8 @@ func readRunState(path string) (*runState, error) {
 		return nil, err
 	}
 	st := &runState{}
-	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	if err := decodeJSONFile(path, data, st); err != nil {
+		return nil, err
 	}
 	return st, nil
 }

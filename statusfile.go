@@ -10,7 +10,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -51,11 +50,7 @@ func parseStatusJSON(data []byte) (taskStatus, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return taskStatus{}, errors.New("empty file")
 	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return taskStatus{}, fmt.Errorf("%s: want %s, got %s", te.Field, te.Type, te.Value)
-		}
+	if err := decodeJSONFile("", data, &s); err != nil {
 		return taskStatus{}, err
 	}
 	ts := taskStatus{Worked: s.Worked, Summary: s.Summary, LastUpdated: s.LastUpdated, Question: s.Question, Source: statusFile}
