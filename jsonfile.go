@@ -323,22 +323,13 @@ func decodeJSONFile(path string, data []byte, v any) error {
 	if _, err := parseJSONObject(path, data); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
-		var se *json.SyntaxError
+	// Then into v: what is left is a value of the wrong type (or a
+	// decoder of v's own refusing its value).
+	if err := json.Unmarshal(data, v); err != nil {
 		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			line, col := position(data, se.Offset)
-			return &fileError{Path: path, Line: line, Col: col, Msg: "invalid JSON: " + syntaxText(se)}
-		case errors.As(err, &te):
+		if errors.As(err, &te) {
 			line, col := position(data, te.Offset)
 			return &fileError{Path: path, Line: line, Col: col, Key: jsonKeyPath(te.Field), Msg: typeText(te)}
-		case errors.Is(err, io.EOF):
-			return &fileError{Path: path, Msg: "empty file (want a JSON object)"}
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			line, col := position(data, int64(len(data)))
-			return &fileError{Path: path, Line: line, Col: col, Msg: "invalid JSON: unexpected end of file"}
 		}
 		return &fileError{Path: path, Msg: err.Error()}
 	}
