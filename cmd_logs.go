@@ -178,7 +178,8 @@ type followed struct {
 
 // next moves on to where the run writes the rest of its log when the
 // agent removed or replaced the file followed (logfile.go's stillThere):
-// a new file at its path, or a newer log beside it. It reports whether it
+// a new file the run made at its path (restOfLog), or a newer log beside
+// it. It reports whether it
 // moved.
 func (l *followed) next(w *workspace) bool {
 	try := func(path string) bool {
@@ -191,7 +192,7 @@ func (l *followed) next(w *workspace) bool {
 		l.r.Reset(f)
 		return true
 	}
-	if !heldAt(l.f, l.path) && try(l.path) {
+	if !heldAt(l.f, l.path) && restOfLog(l.path) && try(l.path) {
 		return true
 	}
 	logs, _ := workspaceLogs(w)
@@ -199,6 +200,22 @@ func (l *followed) next(w *workspace) bool {
 		return try(logs[n-1])
 	}
 	return false
+}
+
+// restOfLog reports whether the file at path is the rest of a log the
+// run made anew there: it starts by saying so (logfile.go's stillThere).
+// Another file put at the log's name (the agent's) is not followed: the
+// run writes the rest beside it, which next finds then.
+func restOfLog(path string) bool {
+	f, _, err := openOwnFile(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	want := []byte("[the log ")
+	got := make([]byte, len(want))
+	n, _ := io.ReadFull(f, got)
+	return bytes.Equal(got[:n], want)
 }
 
 // dryRunLogs returns the workspace whose last log logs shows: w's, or,
