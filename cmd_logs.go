@@ -23,6 +23,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // logsUsage is the manual of the logs command.
@@ -43,13 +44,37 @@ Options:
 
 On a terminal, control characters and escape sequences of the agent's text
 are written out, never executed; in a pipe or a file, the log is copied as
-it is.
+it is. A log over 16 MiB is shown from its last 1 MiB (with -f too), with
+a note on standard error naming its size and file.
 
 Examples:
   claude-iterate logs demo
   claude-iterate logs demo -f
   claude-iterate logs demo --run 1 | less
 `
+
+// logsCap is the largest log logs shows whole; of a larger one (the
+// tool's own logs stay well below, but a run may log up to logBudget, and
+// an agent may put anything at a log's name) it shows the last logsTail.
+const (
+	logsCap  = 16 << 20
+	logsTail = 1 << 20
+)
+
+// logsLineSeek bounds how far past its cut a larger log's tail looks for
+// the start of a line.
+const logsLineSeek = 64 << 10
+
+// tailStart is where the tail of f shown from about off starts: the line
+// that starts after off, if one does within logsLineSeek; off otherwise.
+func tailStart(f *os.File, off int64) int64 {
+	buf := make([]byte, logsLineSeek)
+	n, _ := f.ReadAt(buf, off)
+	if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+		return off + int64(i) + 1
+	}
+	return off
+}
 
 // logsPoll is how often logs -f looks for more.
 const logsPoll = 200 * time.Millisecond
@@ -116,14 +141,24 @@ func runLogs(env *cliEnv, args []string) error {
 		}
 	}
 	out := logWriter(env.stdout)
-	f, _, err := openOwnFile(path) // a link there is not the run's log
+	f, fi, err := openOwnFile(path) // a link there is not the run's log
+	shown := relPath(env.projectRoot, path)
 	if err != nil {
-		shown := relPath(env.projectRoot, path)
 		err = fmt.Errorf("reading %s: %w", shown, unwrapPathError(err))
 		if hint := fileFaultHint(path, shown, err); hint != "" {
 			return withHint(err, "it is no run's log: %s", hint)
 		}
 		return err
+	}
+	if fi.Size() > logsCap {
+		// Not gigabytes to a screen or a pipe (tryout8 A: a minute of
+		// blank screen): its end, said.
+		start := tailStart(f, fi.Size()-logsTail)
+		if _, err := f.Seek(start, io.SeekStart); err != nil {
+			f.Close()
+			return fmt.Errorf("reading %s: %w", shown, unwrapPathError(err))
+		}
+		fmt.Fprintf(env.stderr, "%s: %s is %s, over %s: showing its last %s (less %s shows all of it)\n", progName, sanitizeString(shown), byteSize(fi.Size()), sizeText(logsCap), byteSize(fi.Size()-start), sanitizeString(shellQuote(shown)))
 	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	if !*follow {
@@ -143,7 +178,8 @@ type followed struct {
 
 // next moves on to where the run writes the rest of its log when the
 // agent removed or replaced the file followed (logfile.go's stillThere):
-// a new file at its path, or a newer log beside it. It reports whether it
+// a new file the run made at its path (restOfLog), or a newer log beside
+// it. It reports whether it
 // moved.
 func (l *followed) next(w *workspace) bool {
 	try := func(path string) bool {
@@ -156,7 +192,7 @@ func (l *followed) next(w *workspace) bool {
 		l.r.Reset(f)
 		return true
 	}
-	if !heldAt(l.f, l.path) && try(l.path) {
+	if !heldAt(l.f, l.path) && restOfLog(l.path) && try(l.path) {
 		return true
 	}
 	logs, _ := workspaceLogs(w)
@@ -164,6 +200,22 @@ func (l *followed) next(w *workspace) bool {
 		return try(logs[n-1])
 	}
 	return false
+}
+
+// restOfLog reports whether the file at path is the rest of a log the
+// run made anew there: it starts by saying so (logfile.go's stillThere).
+// Another file put at the log's name (the agent's) is not followed: the
+// run writes the rest beside it, which next finds then.
+func restOfLog(path string) bool {
+	f, _, err := openOwnFile(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	want := []byte("[the log ")
+	got := make([]byte, len(want))
+	n, _ := io.ReadFull(f, got)
+	return bytes.Equal(got[:n], want)
 }
 
 // dryRunLogs returns the workspace whose last log logs shows: w's, or,
@@ -330,7 +382,33 @@ func (o *logOut) Write(p []byte) (int, error) {
 		}
 		o.partial = o.partial[i+1:]
 	}
+	// A line without end (a run of NULs, a file the agent put there) is
+	// written in pieces, at a character's edge: never held whole.
+	if len(o.partial) > logsLineMax {
+		cut := runeEdge(o.partial)
+		if _, err := o.w.Write(sanitize(o.partial[:cut])); err != nil {
+			return 0, err
+		}
+		o.partial = append(o.partial[:0], o.partial[cut:]...)
+	}
 	return n, nil
+}
+
+// logsLineMax is the most of a line logs holds back on a screen, waiting
+// for its end.
+const logsLineMax = 64 << 10
+
+// runeEdge is len(p) less an incomplete UTF-8 character at its end.
+func runeEdge(p []byte) int {
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(p)
 }
 
 // Flush writes what is buffered but a line not ended yet, which a follow

@@ -149,9 +149,28 @@ type eventWriter struct {
 	// also gets the same lines, through a queue and a goroutine of its
 	// own: the run's events file beside --events (with).
 	also *eventWriter
-	// held is where the run's own events file is, watched before each
-	// write (stillThere); no path for --events, the user's.
+	// held is where the events file is, watched before each write
+	// (stillThere): the run's own, or the regular file given to --events
+	// (users); no path for standard output, a FIFO or a device.
 	held heldPath
+	// users: held is the file given to --events, watched by usersStill;
+	// viaLink: its path was a symbolic link to it (the user's), followed
+	// to see whether it still names the file.
+	users, viaLink bool
+}
+
+// usersStill reports whether the path given to --events still names f:
+// the file itself, or through the link the user gave.
+func (ew *eventWriter) usersStill(f *os.File) bool {
+	if !ew.viaLink {
+		return heldAt(f, ew.held.path)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	sfi, err := os.Stat(ew.held.path)
+	return err == nil && os.SameFile(fi, sfi)
 }
 
 // eventsFIFOPoll is how often a FIFO given to --events is tried again while
@@ -172,6 +191,13 @@ func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWri
 			ew := &eventWriter{w: f, closer: f, name: path}
 			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 				ew.unsettled = f
+				// Watched: the agent may remove or replace it mid-run.
+				if abs, err := filepath.Abs(path); err == nil {
+					lfi, lerr := os.Lstat(abs)
+					ew.held = heldPath{path: abs, dir: filepath.Dir(abs)}
+					ew.users = true
+					ew.viaLink = lerr == nil && !os.SameFile(fi, lfi)
+				}
 			}
 			return ew, nil
 		}
@@ -217,19 +243,42 @@ func openRunEvents(path string) (*eventWriter, error) {
 	return &eventWriter{w: f, closer: f, name: path, held: newHeldPath(path, filepath.Dir(path))}, nil
 }
 
-// stillThere makes sure the run's own events file is still the one at its
-// path (heldfile.go): one the agent removed or replaced is opened anew
-// through the one writer, or, refused, no more events are written to it;
-// either with one warning. The writing goroutine calls it.
+// stillThere makes sure the events file is still the one at its path
+// (heldfile.go), the run's own or the regular file given to --events: one
+// the agent removed or replaced is created anew, exclusively, through the
+// one writer (never through a link, never into a FIFO, a directory or a
+// file the run did not make), or, refused, no more events are written to
+// it; either with one warning. The writing goroutine calls it.
 func (ew *eventWriter) stillThere() bool {
 	f, ok := ew.w.(*os.File)
-	if ew.held.path == "" || !ok || !ew.held.moved(f) {
+	if ew.held.path == "" || !ok {
 		return true
 	}
-	open := func() (*os.File, error) {
-		return openFile(ew.held.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	var nf *os.File
+	msg := ""
+	if ew.users {
+		if ew.usersStill(f) {
+			return true
+		}
+		// The user's file: the run says whatever happened, its
+		// directory gone too.
+		var err error
+		if nf, err = createHeld(ew.held.path); err == nil {
+			msg = replacedMsg(ew.name, "the next events go to a new file")
+		} else {
+			why := unwrapPathError(err).Error()
+			if errors.Is(err, fs.ErrNotExist) {
+				why = "its directory " + filepath.Dir(ew.name) + " is gone"
+			}
+			msg = replacedMsg(ew.name, why+"; no more events are written to it")
+		}
+	} else {
+		if !ew.held.moved(f) {
+			return true
+		}
+		open := func() (*os.File, error) { return createHeld(ew.held.path) }
+		nf, msg = reopenHeld(ew.held.path, open, "the next events go to a new file", "no more events are written to it")
 	}
-	nf, msg := reopenHeld(ew.held.path, open, "the next events go to a new file", "no more events are written to it")
 	ew.mu.Lock()
 	f.Close()
 	if nf == nil {

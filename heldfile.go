@@ -15,9 +15,10 @@ package main
 //     workspace replaced whole (by a copy, another run's) or deleted is
 //     the run's to report (workspaceGone), once, and nothing of the run is
 //     written into the new one meanwhile.
-//   - A file changed is opened anew through the one writer (never through
-//     a link; a directory on the way leading out of the workspace is
-//     refused), and the run says so once, in one form (replacedMsg):
+//   - A file changed is created anew, exclusively, through the one writer
+//     (createHeld: never through a link, never into a file the run did not
+//     make, such as one the agent put there; a directory on the way leading
+//     out of the workspace is refused), and the run says so once, in one form (replacedMsg):
 //     "<path> was removed or replaced during the run: <what now>" — the
 //     next writes go to a new file, or, when it cannot be opened anew, the
 //     file is no longer written (the .lock: the run still holds the
@@ -79,6 +80,30 @@ func reopenHeld(path string, open func() (*os.File, error), next, lost string) (
 		return nil, ""
 	}
 	return nil, replacedMsg(path, fmt.Sprintf("%v; %s", unwrapPathError(err), lost))
+}
+
+// errNotRuns is why a file the run holds is not opened anew: another
+// regular file is at its path now, which the run did not make (the
+// agent's: a run never appends to it).
+var errNotRuns = errors.New("another file is in its place (not the run's)")
+
+// createHeld creates anew, exclusively, the file at path that the run held
+// and that was removed or replaced (heldfile.go): a name taken is refused
+// with what is there (a link, a FIFO, a directory, or another regular
+// file: errNotRuns), and nothing is written to it.
+func createHeld(path string) (*os.File, error) {
+	f, err := createFile(path, 0o600)
+	if err == nil || !errors.Is(err, fs.ErrExist) {
+		return f, err
+	}
+	fi, lerr := os.Lstat(path)
+	switch {
+	case lerr != nil:
+		return nil, err
+	case fi.Mode().IsRegular():
+		return nil, &fs.PathError{Op: "create", Path: path, Err: errNotRuns}
+	}
+	return nil, &fs.PathError{Op: "create", Path: path, Err: notRegularAt(path, fi)}
 }
 
 // replacedMsg is the warning for a file the run holds that was removed or

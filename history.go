@@ -115,19 +115,16 @@ func (h *historyWriter) noSpaceErr() error {
 
 // stillThere makes sure the history's file is still the one at its path
 // (heldfile.go): an agent may remove or replace it during the run, and the
-// records would go on into a file nobody can read. Such a file is opened
-// anew (refused, as at the start, unless it is a regular file), with a
-// warning; a workspace deleted whole is the run's to report.
+// records would go on into a file nobody can read. Such a file is created
+// anew when its name is free (createHeld: never appended to another file
+// put there), with a warning; a workspace deleted whole is the run's to report.
 func (h *historyWriter) stillThere() bool {
 	if !h.at.moved(h.f) {
 		return true
 	}
 	h.f.Close()
 	h.f = nil
-	open := func() (*os.File, error) {
-		return openFile(h.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	}
-	f, msg := reopenHeld(h.path, open, "the next records go to the new file", "the history of this run is incomplete")
+	f, msg := reopenHeld(h.path, func() (*os.File, error) { return createHeld(h.path) }, "the next records go to the new file", "the history of this run is incomplete")
 	if msg != "" {
 		h.warn(msg)
 	}

@@ -289,16 +289,23 @@ func (l *runLock) keepFile() {
 	}
 	tmp := l.path + ".new"
 	os.Remove(tmp)
-	f, err := openLockFile(tmp)
-	if err != nil {
+	// Exclusive: a file put at that name meanwhile (the agent's, or a
+	// hard link to one elsewhere) is neither written nor put in place.
+	f, err := openFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil && !errors.Is(err, os.ErrExist) && !errors.Is(err, errNotRegular) {
 		return // the state directory is gone: the workspace check says so
 	}
-	if err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+	if err == nil {
+		err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err == nil {
 		err = renameNoFollow(tmp, l.path)
 	}
 	if err != nil {
-		f.Close()
-		os.Remove(tmp)
+		if f != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
 		if !l.lostSaid {
 			l.lostSaid = true
 			l.say(replacedMsg(l.path, fmt.Sprintf("%v; the run still holds the workspace (by the lock of its directory): remove it once the run has ended", unwrapPathError(err))))

@@ -270,9 +270,9 @@ func (lf *logFile) Write(p []byte) (int, error) {
 // stillThere makes sure the log's file is still the one at its path
 // (heldfile.go): an agent may remove or replace it, or the logs
 // directory, during the run. The rest of the log then goes to a new file
-// at the same path, which says so; when something else than a regular
-// file is at that path (a link, a FIFO, a directory), to a new file
-// beside it (<name>-2.log, which 'logs' shows after it); when none can be
+// created at the same path, which says so; when something is at that
+// path (a link, a FIFO, a directory, or a file the run did not make: the
+// agent's, never appended to), to a new file beside it (<name>-2.log, which 'logs' shows after it); when none can be
 // made there (a link out of the workspace, a FIFO in the logs directory's
 // place: never opened), the run goes on without a log; each with one
 // warning. l.mu is held.
@@ -293,7 +293,7 @@ func (l *runLog) stillThere() bool {
 			}
 			return nil, err
 		}
-		return openFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		return createHeld(l.path)
 	}
 	f, err := open()
 	msg := ""

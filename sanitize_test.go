@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -86,5 +87,32 @@ func TestScreenWriter(t *testing.T) {
 	var v string
 	if err := json.Unmarshal(sanitize([]byte("\"d\x7fel \u009b\u202e\"")), &v); err != nil || v != "d\x7fel \u009b\u202e" {
 		t.Errorf("sanitized JSON reads back as %q, %v", v, err)
+	}
+}
+
+// TestLogOutLongLine: on a screen, logs holds back at most logsLineMax of a
+// line not ended yet (a run of NULs in a log the agent put there was held
+// whole: tryout8 A), and never cuts a character in two.
+func TestLogOutLongLine(t *testing.T) {
+	var b bytes.Buffer
+	o := &logOut{w: bufio.NewWriter(&b), screen: true}
+	line := bytes.Repeat([]byte("é\x00"), logsLineMax) // 3 bytes each
+	o.Write(line)
+	if len(o.partial) > logsLineMax {
+		t.Fatalf("held back %d bytes, want at most %d", len(o.partial), logsLineMax)
+	}
+	o.finish()
+	if want := string(sanitize(line)); b.String() != want {
+		t.Fatalf("written %d bytes, not the sanitized line (%d bytes)", b.Len(), len(want))
+	}
+	// A character cut by the write's end waits for the rest of it.
+	b.Reset()
+	o = &logOut{w: bufio.NewWriter(&b), screen: true}
+	long := append(bytes.Repeat([]byte("a"), logsLineMax), "é"[0])
+	o.Write(long)
+	o.Write([]byte("é"[1:] + "\n"))
+	o.finish()
+	if want := strings.Repeat("a", logsLineMax) + "é\n"; b.String() != want {
+		t.Fatalf("a character cut in two: %q", b.String()[logsLineMax-2:])
 	}
 }
