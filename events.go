@@ -230,6 +230,12 @@ func openEvents(path string, stdout, stderr io.Writer, sigs *signals) (*eventWri
 // it holds its workspace's lock: a run refused by the lock leaves the
 // live run's file alone.
 func openRunEvents(path string) (*eventWriter, error) {
+	// Emptied anyway: a second name (a hard link an agent made) is let go
+	// of first, so that the file elsewhere it names is neither emptied nor
+	// written, and this run has its events.
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && linkCount(fi) > 1 {
+		os.Remove(path)
+	}
 	// Not O_TRUNC: the open, which may follow a link made meanwhile inside
 	// the workspace, empties nothing before openFile has refused it.
 	f, err := openFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)

@@ -264,6 +264,13 @@ func openFile(path string, flag int, perm os.FileMode) (*os.File, error) {
 		}
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
+	// A second name (a hard link: an agent's ln ~/.bashrc history.jsonl)
+	// may be a file anywhere on the device: refused, as a symbolic link is.
+	if n := linkCount(fi); n > 1 {
+		f.Close()
+		return nil, &fs.PathError{Op: "write", Path: path, Err: fmt.Errorf("it has %d names (hard links), and another may be a file elsewhere: not written in place (to keep its content as this file alone: cp -p %s %s.new && mv %s.new %s)",
+			n, shellQuote(path), shellQuote(path), shellQuote(path), shellQuote(path))}
+	}
 	setBlocking(f)
 	return f, nil
 }
