@@ -53,7 +53,10 @@ Options:
                               runs again after its reset
   --claude PATH               claude's executable (default claude; also
                               claude.command, $CLAUDE_ITERATE_CLAUDE); codex's
-                              is agents.codex.command ($CLAUDE_ITERATE_CODEX)
+                              is agents.codex.command ($CLAUDE_ITERATE_CODEX).
+                              A name is looked up in $PATH; a relative path
+                              is the current directory's (flag, variable) or
+                              its config file's directory's (key)
   --model M                   passed to the agent (codex: -m)
   --max-turns N               passed to claude, N at least 1 (codex has
                               none: refused)
