@@ -45,6 +45,9 @@ On a terminal, control characters and escape sequences of the agent's text
 are written out, never executed; in a pipe or a file, the log is copied as
 it is.
 
+Exit status: 0 printed (-f: the run ended); 1 error (no such workspace,
+no log); 2 usage error; 130 after Ctrl+C.
+
 Examples:
   claude-iterate logs demo
   claude-iterate logs demo -f

@@ -32,6 +32,9 @@ Options:
              stop asked with the s key is cancelled by s in the run's
              terminal only (exit 1)
 
+Exit status: 0 asked (--cancel: withdrawn, or none to withdraw); 1 error,
+or --cancel of a stop asked with s (not withdrawn); 2 usage error.
+
 Examples:
   claude-iterate stop demo
   claude-iterate stop demo --cancel
