@@ -47,7 +47,7 @@ Options:
                and archive (its file)
 
 Exit status: 0 listed; 1 error, or a workspace whose metadata cannot be
-read (the table is still printed, that row marked); 2 usage error.
+read (the others' table is still printed, that one named on stderr); 2 usage error.
 
 Examples:
   claude-iterate list
