@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -145,20 +146,69 @@ func unknownAgentText(name, what string) string {
 }
 
 // findAgentCLI finds agent a's executable, as the settings name it: its
-// path, or an error that says why it cannot be used (agentLookupError):
-// claude's ends the command with exit 1 (SPEC.md §3), another agent's is
-// a usage error, exit 2.
+// absolute path, or an error that says why it cannot be used
+// (agentLookupError): claude's ends the command with exit 1 (SPEC.md §3),
+// another agent's is a usage error, exit 2. It is the one place an agent's
+// or a verifier's executable is resolved: the path checked is the path
+// started (agentCommandPath), whatever the agent's working directory.
 func findAgentCLI(a agentCLI, cfg *settings) (string, error) {
 	cmd := a.executable(cfg)
-	path, err := exec.LookPath(cmd)
+	resolved, inFile := agentCommandPath(a, cfg, cmd)
+	path, err := exec.LookPath(resolved)
 	if err == nil {
+		if abs, aerr := filepath.Abs(path); aerr == nil {
+			path = abs
+		}
 		return path, nil
+	}
+	if inFile {
+		cmd = resolved // where it was looked for: not relative to here
 	}
 	err = agentLookupError(a.name(), cmd, commandOrigin(a, cfg), a.installHint(), err)
 	if a.name() == agentClaude {
 		return "", err
 	}
 	return "", &inputError{err}
+}
+
+// agentCommandPath is cmd, agent a's executable as cfg names it, ready to
+// look up and start from any directory: a bare name (no slash) is left for
+// $PATH; a relative path is made absolute against the directory it was
+// given from: the current directory for a flag or an environment variable
+// (as --prompt's), the directory of the config file that set it for a
+// config key (the project root for .claude-iterate.json, the user config's
+// directory, the workspace's directory for its config.json: each file's
+// paths read the same wherever it is). The agent runs in the project root
+// (Go starts a relative path against the child's directory), so a path
+// left relative would be checked in one place and started in another.
+// inFile says a config file's directory was the base.
+func agentCommandPath(a agentCLI, cfg *settings, cmd string) (path string, inFile bool) {
+	if !strings.ContainsRune(cmd, '/') || filepath.IsAbs(cmd) {
+		return cmd, false
+	}
+	key := "agents." + a.name() + ".command"
+	if a.name() == agentClaude {
+		key = "claude.command"
+	}
+	base := ""
+	switch layer := cfg.sources[key]; layer {
+	case layerFlag, layerEnv, layerDefault, "":
+	default:
+		for _, l := range cfg.layers {
+			if l.name == layer && l.path != "" {
+				base = filepath.Dir(l.path)
+			}
+		}
+	}
+	inFile = base != ""
+	if !inFile {
+		wd, err := os.Getwd()
+		if err != nil {
+			return cmd, false
+		}
+		base = wd
+	}
+	return filepath.Join(base, cmd), inFile
 }
 
 // agentsFound refuses a run whose agents (cfg's agent, then its fallback

@@ -40,6 +40,8 @@ is not waited on again unless the agent asks it again in a later iteration.
 <workspace>, answers the ralph-mode run ('run --prompt') of the current
 directory.
 
+Exit status: 0 answered; 1 error, or no question is pending; 2 usage error.
+
 Examples:
   claude-iterate answer demo 'Use PostgreSQL, not SQLite.'
   claude-iterate answer demo - < answer.txt

@@ -189,6 +189,9 @@ with an entry that would land outside the new workspace — an absolute path, a
 out of it — or an entry that is not a directory, a regular file or a symbolic
 link. A refused archive leaves nothing behind.
 
+Exit status: 0 done; 1 error (no such archive, a restore that would
+overwrite); 2 usage error.
+
 Examples:
   claude-iterate archive list
   claude-iterate archive restore api-migration

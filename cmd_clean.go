@@ -66,6 +66,9 @@ Options:
                            the archive are left out of it (they are lost)
   --delete-branch          also delete the workspace's git branch
 
+Exit status: 0 cleaned; 1 error (nothing removed when archiving failed);
+2 usage error.
+
 Examples:
   claude-iterate clean api-migration
   claude-iterate clean -f api-migration        # in a script

@@ -31,6 +31,8 @@ workspace names in the shell. Load it from the shell's startup file:
   bash   source <(claude-iterate completion bash)          (~/.bashrc)
   zsh    source <(claude-iterate completion zsh)           (~/.zshrc, after compinit)
   fish   claude-iterate completion fish | source           (~/.config/fish/config.fish)
+
+Exit status: 0 printed; 2 usage error (an unknown shell).
 `
 
 // Completion scripts, one per shell.

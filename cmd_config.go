@@ -90,6 +90,9 @@ need it too); the others use .metadata.json's copies of its mode and config.
 Options:
   --json   print {"key": {"value": …, "source": …}, …} instead of a table
 
+Exit status: 0 done; 1 error (a config file that cannot be read or
+written); 2 usage error (an unknown key, a bad value).
+
 ` + configSetUsage + `
 Getting a key:
   claude-iterate config get KEY [--workspace WS] [--json]

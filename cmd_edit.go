@@ -34,6 +34,9 @@ Options:
 
 The system prompt is prompts/<mode>/edit.md, replaced as setup's is.
 
+Exit status: the session's (0 when it ends well); 1 error; 2 usage
+error, or no terminal to run the session in.
+
 Examples:
   claude-iterate edit api-migration
 `

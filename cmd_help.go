@@ -61,6 +61,8 @@ func printMainUsage(w io.Writer) {
 const helpUsage = `Usage: claude-iterate help [<command>]
 
 Shows the manual of a command, or the list of commands.
+
+Exit status: 0; 2 for an unknown command.
 `
 
 func runHelp(env *cliEnv, args []string) error {

@@ -57,6 +57,8 @@ Options:
               digits), or the Nth run (a number: 1 is the first, -1 the last)
   --last N    only the last N iterations
 
+Exit status: 0 shown; 1 error (no such workspace or run); 2 usage error.
+
 Examples:
   claude-iterate history demo
   claude-iterate history demo --run -1 --last 5

@@ -77,6 +77,9 @@ The options after --mode are saved as this workspace's configuration
 ("config" in .workspace.json; a notify URL with credentials in
 .metadata.json, out of git), above the project and user config files.
 
+Exit status: 0 created; 1 error (it exists, an unreadable file); 2 usage
+error.
+
 Examples:
   claude-iterate init api-migration --instructions TASK.md
   echo 'Fix every lint warning in ./src' | claude-iterate init lint --instructions -

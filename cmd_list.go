@@ -46,6 +46,9 @@ Options:
                --archived, the archived ones follow, with archived (when)
                and archive (its file)
 
+Exit status: 0 listed; 1 error, or a workspace whose metadata cannot be
+read (the others' table is still printed, that one named on stderr); 2 usage error.
+
 Examples:
   claude-iterate list
   claude-iterate list --archived

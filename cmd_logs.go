@@ -47,6 +47,9 @@ are written out, never executed; in a pipe or a file, the log is copied as
 it is. A log over 16 MiB is shown from its last 1 MiB (with -f too), with
 a note on standard error naming its size and file.
 
+Exit status: 0 printed (-f: the run ended); 1 error (no such workspace,
+no log); 2 usage error; 130 after Ctrl+C.
+
 Examples:
   claude-iterate logs demo
   claude-iterate logs demo -f

@@ -50,6 +50,9 @@ Options:
   --squash    make one commit of the branch's work (subject: the workspace
               and its task's title)
 
+Exit status: 0 merged; 1 error (a conflict: nothing is left half-merged);
+2 usage error.
+
 Examples:
   claude-iterate merge api-migration
   claude-iterate merge api-migration --squash

@@ -36,6 +36,9 @@ Options:
   --remote NAME   the remote to push to (default origin)
   --draft         open the pull request as a draft
 
+Exit status: 0 pushed and opened; 1 error (git or gh failed, gh missing);
+2 usage error.
+
 Examples:
   claude-iterate pr api-migration
   claude-iterate pr api-migration --remote fork --draft

@@ -43,6 +43,8 @@ Options:
                for a dry run, whose path is its scratch copy)
   --project    only the runs of this directory's project
 
+Exit status: 0 listed; 1 error; 2 usage error.
+
 Examples:
   claude-iterate ps
   claude-iterate ps --project

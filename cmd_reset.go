@@ -32,6 +32,8 @@ Options:
           the next run starts the task over (in ralph mode only .status.json:
           TODO.md is the project's)
 
+Exit status: 0 reset; 1 error (a run holds the workspace); 2 usage error.
+
 Examples:
   claude-iterate reset demo
   claude-iterate reset demo --all

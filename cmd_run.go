@@ -53,7 +53,9 @@ Options:
                               runs again after its reset
   --claude PATH               claude's executable (default claude; also
                               claude.command, $CLAUDE_ITERATE_CLAUDE); codex's
-                              is agents.codex.command ($CLAUDE_ITERATE_CODEX)
+                              is agents.codex.command ($CLAUDE_ITERATE_CODEX);
+                              a relative path is from the current directory
+                              (a key's: from its config file's)
   --model M                   passed to the agent (codex: -m)
   --max-turns N               passed to claude, N at least 1 (codex has
                               none: refused)
@@ -281,9 +283,15 @@ commands and file changes count as the record's tools "command" and
 "file_change", a command its sandbox refused is a refused call, and its
 cost is estimated from its tokens (agents.codex.pricing), marked so in the
 record and in status; --max-cost counts the estimate. A usage limit of
-either agent waits for the reset, or, with --fallback-agent, retries the
-iteration at once with the next agent; the record's agent and agentChange
-say which ran and why.
+either agent waits for the reset plus a minute (no reset time: 5 minutes,
+again and again but for --max-duration), then retries the iteration
+uncounted; or, with --fallback-agent, retries it at once with the next
+agent (the record's agent and agentChange say which ran and why).
+
+Prompts: system.md, iteration.md (setup.md, edit.md) are built in; a
+<workspace>/prompts/NAME.md, else .claude-iterate/prompts/MODE/NAME.md
+overrides one; {{projectRoot}}, {{workspacePath}}, {{instructions}} in it
+are replaced.
 
 Exit status: 0 completed or stopped; 1 error, failure condition, or max
 iterations reached right after a failed iteration; 2 usage error;

@@ -82,6 +82,9 @@ Options:
                    machine's addresses
   --read-only      show the runs, with no action (no stop, no answer)
 
+Exit status: it serves until stopped: 130 after Ctrl+C, 143 after SIGTERM;
+1 error (it cannot listen); 2 usage error.
+
 Examples:
   claude-iterate serve
   claude-iterate serve --port 8080 --read-only

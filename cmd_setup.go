@@ -52,6 +52,9 @@ the built-in prompts/<mode>/setup.md — a project may replace it with
 .claude-iterate/prompts/<mode>/setup.md, a workspace with
 <workspace>/prompts/setup.md — then a short first message.
 
+Exit status: the session's (0 when it ends well); 1 error; 2 usage
+error, or no terminal to run the session in.
+
 Examples:
   claude-iterate setup api-migration
   claude-iterate setup refactor --mode iterative

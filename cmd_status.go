@@ -32,6 +32,8 @@ Options:
                names its latest archive, or is an archive (see 'claude-iterate
                help archive')
 
+Exit status: 0 shown; 1 error (no such workspace); 2 usage error.
+
 Examples:
   claude-iterate status demo
   claude-iterate status ./tasks/refactor --json

@@ -32,6 +32,9 @@ Options:
              stop asked with the s key is cancelled by s in the run's
              terminal only (exit 1)
 
+Exit status: 0 asked (--cancel: withdrawn, or none to withdraw); 1 error,
+or --cancel of a stop asked with s (not withdrawn); 2 usage error.
+
 Examples:
   claude-iterate stop demo
   claude-iterate stop demo --cancel
@@ -217,7 +220,14 @@ func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 	case errors.Is(err, os.ErrNotExist) && w.Ralph:
 		return nil, errNoRalphWorkspace()
 	case errors.Is(err, os.ErrNotExist):
-		return nil, withHint(&errNoWorkspace{arg: pos[0], dir: relPath(env.projectRoot, w.StateDir)}, "check the name with: claude-iterate list; a run's stop request is the file <workspace>/.stop (%s)", byHand)
+		// No workspace, no run to stop: touching its .stop would create
+		// nothing a run reads; the name is what to check.
+		nw := &errNoWorkspace{arg: pos[0], dir: relPath(env.projectRoot, w.StateDir)}
+		if !isWorkspacePath(pos[0]) {
+			dir, _ := workspacesDirLenient(env)
+			nw.near = closestName(pos[0], namedWorkspaces(env.projectRoot, dir))
+		}
+		return nil, withHint(nw, "check the name with: claude-iterate list")
 	}
 	if fi, serr := os.Stat(w.StateDir); serr != nil || !fi.IsDir() {
 		return nil, withHint(err, "stop the run by hand: %s", byHand)

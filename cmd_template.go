@@ -41,6 +41,9 @@ and said so; a --global template keeps it, in a file only you can read.
   show     prints a template: where it is, its mode, config and task
   delete   removes a template; asks on a terminal, elsewhere needs -f
 
+Exit status: 0 done; 1 error (no such template, one that exists without
+-f); 2 usage error.
+
 Examples:
   claude-iterate template save api-migration migration
   claude-iterate init api-v2 --template migration

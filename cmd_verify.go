@@ -45,7 +45,8 @@ Options:
                               (--sandbox read-only), with agents.codex.args
   --claude PATH               claude's executable (default:
                               $CLAUDE_ITERATE_CLAUDE, else claude.command,
-                              else claude)
+                              else claude; a relative path is the current
+                              directory's, a key's its config file's)
   --model M                   passed to the agent
   -v, --verbose               show the verifier's text and tool calls
   --iteration-timeout D       end a verifier that runs longer than D (default:

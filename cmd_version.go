@@ -13,6 +13,8 @@ import (
 const versionUsage = `Usage: claude-iterate version
 
 Prints the program's version, Go version and platform.
+
+Exit status: 0.
 `
 
 func runVersion(env *cliEnv, args []string) error {
