@@ -148,6 +148,14 @@ func readWorkspaces(env *cliEnv) (spaces []*workspace, dir string, broken []erro
 		return nil, "", nil, fmt.Errorf("reading workspaces directory: %w", err)
 	}
 	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 && validName(e.Name()) {
+			w := &workspace{Name: e.Name(), Dir: filepath.Join(dir, e.Name())}
+			w.StateDir = w.Dir
+			if err := linkedWorkspace(env, w); err != nil {
+				broken = append(broken, err) // said, not hidden
+			}
+			continue
+		}
 		if !e.IsDir() || !validName(e.Name()) {
 			continue
 		}

@@ -91,6 +91,9 @@ func runSetup(env *cliEnv, args []string) error {
 		return err
 	}
 	w, err := locateWorkspace(env.projectRoot, base.WorkspacesDir, arg)
+	if err == nil {
+		err = linkedWorkspace(env, w)
+	}
 	if err != nil {
 		return err
 	}

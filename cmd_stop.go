@@ -209,6 +209,9 @@ func stopTarget(env *cliEnv, pos []string) (*workspace, error) {
 			return nil, err
 		}
 	}
+	if err := linkedWorkspace(env, w); err != nil {
+		return nil, err // no stop file written through it
+	}
 	byHand := "touch " + shellQuote(relPath(env.projectRoot, w.stopPath()))
 	err := loadWorkspace(env, w, true)
 	switch {

@@ -55,6 +55,9 @@ func (r *runner) setup(pos []string) error {
 		}
 	default:
 		ws = ralphWorkspace(env.projectRoot)
+		if err = linkedWorkspace(env, ws); err != nil {
+			return err
+		}
 		if err = ws.load(); errors.Is(err, os.ErrNotExist) {
 			ws.meta = &metadata{Name: ws.Name, Mode: modeLoop, Created: time.Now().UTC().Truncate(time.Second), Status: statusNew}
 			if _, serr := os.Lstat(ws.StateDir); errors.Is(serr, os.ErrNotExist) && !opts.dryRun {
