@@ -423,25 +423,6 @@ func openWorkspaceWith(env *cliEnv, workspacesDir, arg string, load func(*worksp
 	return w, nil
 }
 
-// linkedWorkspace refuses a workspace whose directory (or ralph-mode state
-// directory) is a symbolic link: a workspace is a real directory, and
-// every command, not only clean, would read and write wherever the link
-// points (an agent's rm -rf W; ln -s /elsewhere W). One that is not there
-// is left to the caller.
-func linkedWorkspace(env *cliEnv, w *workspace) error {
-	for _, dir := range []string{w.Dir, w.StateDir} {
-		fi, err := os.Lstat(dir)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			continue
-		}
-		target, _ := os.Readlink(dir)
-		shown := relPath(env.projectRoot, dir)
-		return withHint(fmt.Errorf("workspace %s: %s is a symbolic link to %s, not a directory: a workspace is a real directory, and no command reads or writes through the link", w.Name, shown, target),
-			"if the directory it points to is this workspace, put it in the link's place: rm %s && mv %s %s", shellQuote(shown), shellQuote(target), shellQuote(shown))
-	}
-	return nil
-}
-
 // metadataCap bounds .metadata.json.
 const metadataCap = 16 << 20
 
