@@ -95,9 +95,18 @@ func runReset(env *cliEnv, args []string) error {
 	}
 	defer release()
 	label := wsLabel(w, pos)
-	// Every write checked before the first (the history's removal).
+	// Every write and removal checked before the first (the history's
+	// removal): never half a reset, the history gone and the metadata
+	// still counting it.
 	if err := checkWritable(w.metadataPath()); err != nil {
 		return fmt.Errorf("%w; nothing was reset", err)
+	}
+	gone := []string{w.historyPath(), w.answerPath()}
+	if *all {
+		gone = append(gone, w.statusPath(), w.todoPath())
+	}
+	if err := checkRemovableFiles(gone...); err != nil {
+		return err
 	}
 	changes := resetMetadata(w.meta)
 	records := 0
@@ -147,6 +156,23 @@ func runReset(env *cliEnv, args []string) error {
 	}
 	if !w.Ralph {
 		fmt.Fprintf(out, "Kept %s, the logs and the agent's files\n", instructionsFile)
+	}
+	return nil
+}
+
+// checkRemovableFiles refuses, before reset removes any, a path among paths
+// that os.Remove could not remove: a directory with files in it (an
+// agent's mkdir .answer.json/x) where reset removes a file.
+func checkRemovableFiles(paths ...string) error {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+			if entries, _ := readDir(p); len(entries) > 0 {
+				return withHint(fmt.Errorf("%s is a directory with files in it, where reset removes a file; nothing was reset", p), "look at it, then remove it and reset again: rm -r %s", shellQuote(p))
+			}
+		}
 	}
 	return nil
 }
