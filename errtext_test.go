@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,52 @@ func TestCodexErrorsShown(t *testing.T) {
 	}
 	if failed, why := o.failed(); !failed || why != "bad request thing (invalid_request_error)" {
 		t.Errorf("failed() = %v, %q", failed, why)
+	}
+}
+
+// TestErrorMessageTextBounds pins errorMessageText's two bounds: a text of
+// maxErrorJSONBytes is reduced, a byte longer is kept as it is; a body
+// wrapped in three bodies or fewer (as a message, or as the "error" text)
+// is reduced to its message, one wrapped in four is kept as its JSON.
+func TestErrorMessageTextBounds(t *testing.T) {
+	body := `{"error":{"message":"m","code":"c"}}`
+	for _, c := range []struct {
+		size int
+		want string
+	}{{maxErrorJSONBytes, "m (c)"}, {maxErrorJSONBytes + 1, body}} {
+		pad := strings.Repeat("a", c.size-len(body))
+		if got := errorMessageText(pad + body); got != pad+c.want {
+			t.Errorf("a text of %d bytes: %q…, want %q…", c.size, got[len(pad):], c.want)
+		}
+	}
+	quote := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, c := range []struct {
+		name  string
+		inner string
+		wrap  func(string) string
+		want  string
+	}{
+		{"message", `{"error":{"message":"core","type":"server_error"}}`,
+			func(s string) string { return `{"error":{"message":` + quote(s) + `,"type":"server_error"}}` }, "core (server_error)"},
+		{"error text", `{"error":"core"}`,
+			func(s string) string { return `{"error":` + quote(s) + `}` }, "core"},
+	} {
+		text := c.inner
+		for wraps := 1; wraps <= 4; wraps++ {
+			text = c.wrap(text)
+			want := c.want
+			if wraps == 4 {
+				want = c.inner
+			}
+			if got := errorMessageText(text); got != want {
+				t.Errorf("%s wrapped %d times: %q, want %q", c.name, wraps, got, want)
+			}
+		}
 	}
 }
