@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,6 +57,11 @@ func runTemplate(env *cliEnv, args []string) error {
 		return usagef("missing subcommand: save, list, show or delete")
 	}
 	sub, rest := args[0], args[1:]
+	if slices.Contains([]string{"save", "list", "show", "delete"}, sub) {
+		if err := templatesDirFault(env); err != nil {
+			return err
+		}
+	}
 	switch sub {
 	case "save":
 		return templateSave(env, rest)

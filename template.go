@@ -51,6 +51,29 @@ func templateDirs(env *cliEnv) (project, global string) {
 	return project, global
 }
 
+// templatesDirFault refuses the project's templates directory when it is
+// a symbolic link (dangling or not) or no directory: as the archive
+// directory, it is used only as a real directory, never written or read
+// through a link (an agent's). The user's is left to the user: dotfile
+// managers link their config directories.
+func templatesDirFault(env *cliEnv) error {
+	dir, _ := templateDirs(env)
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil
+	}
+	shown := relPath(env.projectRoot, dir)
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(dir)
+		return withHint(fmt.Errorf("the templates directory %s is a symbolic link (to %s): templates are written and read only in a real directory", shown, clip(stripControls(target), 200)),
+			"rm %s removes the link (what it leads to stays); the next template save makes the directory", shellQuote(shown))
+	case !fi.IsDir():
+		return withHint(fmt.Errorf("the templates directory %s is not a directory", shown), "move it out of the way: mv %s %s", shellQuote(shown), shellQuote(shown+".moved"))
+	}
+	return nil
+}
+
 // write writes the template's files, replacing its directory's.
 func (t *savedTemplate) write() error {
 	perm := os.FileMode(0o644)
@@ -85,6 +108,9 @@ func findTemplate(env *cliEnv, name string, global bool) (*savedTemplate, error)
 	project, user := templateDirs(env)
 	var dirs []string
 	if !global {
+		if err := templatesDirFault(env); err != nil {
+			return nil, err
+		}
 		dirs = append(dirs, project)
 	}
 	if user != "" {
