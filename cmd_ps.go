@@ -24,7 +24,8 @@ cost, tasks' progress and what the agent is doing now. The runs waiting
 for an answer come first.
 
 The states: running, waiting for an answer, usage-limit wait, verifying,
-delay (between iterations), stopping; a run that ended but is still there
+delay (between iterations), stopping, suspended (Ctrl+Z in its terminal,
+its elapsed time stopped till fg); a run that ended but is still there
 (its last notifications going out): the status it ended with (completed,
 stopped, failed, interrupted), and the reason as what it does now.
 
@@ -36,7 +37,7 @@ starts, and unregisters when it ends; the entry of a run that was killed
 Options:
   --json       a JSON array, one object per run: id, project, workspace,
                path, agent, state (running, waiting, limit, verifying,
-               delay, stopping, or how it ended), iteration,
+               delay, stopping, suspended, or how it ended), iteration,
                maxIterations, elapsedMs,
                costUsd, progress ({"completed", "total"} or null), now,
                question (or null), pid, stopRequested, dryRun (true

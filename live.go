@@ -495,6 +495,24 @@ func (l *live) stopChanged(source string) {
 	l.update(now)
 }
 
+// suspendedAt: the run stopped at at (Ctrl+Z), or, at zero, went on,
+// suspended for suspended in all. The state file says it at once, for ps,
+// watch and serve: a stopped run writes nothing else.
+func (l *live) suspendedAt(at time.Time, suspended time.Duration) {
+	if l == nil {
+		return
+	}
+	now := time.Now()
+	l.mu.Lock()
+	l.st.Suspended = at
+	l.setSuspended(suspended)
+	data := l.marshal(now)
+	l.mu.Unlock()
+	if data != nil {
+		l.writeState(data)
+	}
+}
+
 // ended: the run ends. The panel gives way to the run's last line, the
 // state file says how the run ended, and the last notification is sent.
 func (l *live) ended(end ending, summary string, totals workTotals, elapsed time.Duration) {

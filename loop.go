@@ -153,6 +153,7 @@ func (r *runner) startLive() {
 	if quiet {
 		r.sup.hooks.nudge, r.sup.hooks.pending = r.live.quietNudge(), r.live.stateDirty
 	}
+	r.sup.hooks.suspended = func(at time.Time) { r.live.suspendedAt(at, r.sup.suspended) }
 	r.live.started()
 }
 

@@ -103,6 +103,8 @@ func stateLabel(st *runState) (string, string) {
 	switch {
 	case st.Ended:
 		return "ended", styleBold
+	case !st.Suspended.IsZero():
+		return "suspended", styleYellow
 	case st.Interrupted != "":
 		return "interrupted (" + st.Interrupted + ")", styleRed
 	case st.Phase == phaseLimit:
@@ -275,6 +277,8 @@ func nowText(st *runState, now time.Time, watch bool) string {
 	switch {
 	case st.Ended:
 		return "ended"
+	case !st.Suspended.IsZero():
+		return "since " + st.Suspended.Local().Format("15:04:05") + " (Ctrl+Z): fg in its terminal goes on"
 	case st.Interrupted != "" && st.Phase == phaseRunning:
 		return "waiting for claude to exit"
 	case st.Phase == phaseLimit:

@@ -357,3 +357,31 @@ func TestWrapWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestSuspendedState: a run suspended (Ctrl+Z) is "suspended" in every
+// view, and its elapsed time stops where it was suspended, its earlier
+// suspensions left out; once it goes on, it counts again.
+func TestSuspendedState(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := &runState{Started: start, SuspendedMS: 10_000, Phase: phaseRunning, Iteration: 2, Suspended: start.Add(70 * time.Second)}
+	later := start.Add(time.Hour)
+	if got := st.elapsed(later); got != time.Minute {
+		t.Errorf("elapsed while suspended = %v, want 1m (stopped at the suspension)", got)
+	}
+	if got := stateOf(st, true); got != runStateSuspended {
+		t.Errorf("stateOf = %q, want %q", got, runStateSuspended)
+	}
+	if label, _ := stateLabel(st); label != "suspended" {
+		t.Errorf("stateLabel = %q, want suspended", label)
+	}
+	if now := nowText(st, later, true); !strings.HasPrefix(now, "since ") || !strings.Contains(now, "fg in its terminal goes on") {
+		t.Errorf("nowText = %q", now)
+	}
+	st.Suspended = time.Time{}
+	if got := st.elapsed(later); got != time.Hour-10*time.Second {
+		t.Errorf("elapsed once resumed = %v, want 59m50s", got)
+	}
+	if got := stateOf(st, false); got != runStateRunning {
+		t.Errorf("stateOf once resumed = %q", got)
+	}
+}

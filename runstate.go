@@ -44,11 +44,14 @@ const (
 // runState is what a run is doing: the panel's model, and the content of
 // the state file.
 type runState struct {
-	PID         int          `json:"pid"`
-	Workspace   string       `json:"workspace"`
-	Mode        string       `json:"mode"`
-	Started     time.Time    `json:"started"`
-	SuspendedMS int64        `json:"suspendedMs"`
+	PID         int       `json:"pid"`
+	Workspace   string    `json:"workspace"`
+	Mode        string    `json:"mode"`
+	Started     time.Time `json:"started"`
+	SuspendedMS int64     `json:"suspendedMs"`
+	// Suspended is when the run was suspended (Ctrl+Z), while it is;
+	// zero while it goes on. Its durations stop there.
+	Suspended   time.Time    `json:"suspended,omitzero"`
 	Phase       string       `json:"phase"`
 	Interrupted string       `json:"interrupted,omitempty"` // the signal's name
 	Iteration   int          `json:"iteration"`             // the running, or last started, iteration
@@ -112,6 +115,9 @@ func (st *runState) endLines() []stateLine {
 func (st *runState) elapsed(now time.Time) time.Duration {
 	if st.Started.IsZero() {
 		return 0
+	}
+	if !st.Suspended.IsZero() && now.After(st.Suspended) {
+		now = st.Suspended // stopped there, till fg
 	}
 	return max(0, now.Sub(st.Started)-time.Duration(st.SuspendedMS)*time.Millisecond)
 }

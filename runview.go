@@ -6,7 +6,7 @@ package main
 // request, its cancellation, an answer — which are the stop and answer
 // commands' own. The rules are: the runs waiting for a person come first;
 // the state of a run is one of running, waiting (for an answer), limit (a
-// usage-limit wait), verifying, delay, stopping; nothing here signals a
+// usage-limit wait), verifying, delay, stopping, suspended; nothing here signals a
 // run or writes anything but what stop and answer write.
 
 import (
@@ -28,6 +28,7 @@ const (
 	runStateVerifying = "verifying"
 	runStateDelay     = "delay" // between iterations
 	runStateStopping  = "stopping"
+	runStateSuspended = "suspended" // Ctrl+Z in its terminal, till fg
 )
 
 // stateWords says a state in words, for the table.
@@ -248,6 +249,8 @@ func stateOf(st *runState, stop bool) string {
 	switch {
 	case st.Ended:
 		return endedState(st)
+	case !st.Suspended.IsZero():
+		return runStateSuspended
 	case st.Interrupted != "", stop:
 		return runStateStopping
 	case st.Phase == phaseQuestion:

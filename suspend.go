@@ -136,3 +136,55 @@ func (s *signals) requeue(sig os.Signal) {
 	default:
 	}
 }
+
+// suspend stops c (if any), every other process of the run and the tool
+// (Ctrl+Z), and resumes them all when the tool is continued. It returns how
+// long the tool was stopped (0 when the SIGTSTP was ignored).
+func (s *supervisor) suspend(c *child) time.Duration {
+	if orphanedGroup() {
+		s.log.printf("[SIGTSTP ignored: the process group is orphaned, nobody could continue it]")
+		s.log.Flush()
+		return 0
+	}
+	// Every process of the run stops first, before anything touches the
+	// terminal: under a wrapper that leads the job (bash -c, a script,
+	// make), the shell has the terminal back already, and nothing the
+	// terminal does to the tool may leave the agent running on.
+	pgid := 0
+	if c != nil {
+		pgid = c.pgid
+	}
+	others := stopTree(pgid)
+	stopped := time.Now()
+	if s.hooks.suspended != nil {
+		s.hooks.suspended(stopped) // before the console is taken: it may warn
+	}
+	if s.kb != nil {
+		s.kb.pause() // restores the terminal's mode
+	}
+	// The console stays taken until the run resumes: under a wrapper the
+	// tool waits for the continue without being stopped (suspend.go), and
+	// what its goroutines would write meanwhile (the agent's output still
+	// in the pipe) waits as it would in a stopped tool.
+	s.con.lock()
+	s.con.clearStatus()
+	s.con.out.Flush()
+	s.term.showCursor()
+	s.log.printf("[suspended (SIGTSTP)]")
+	s.log.Flush()
+	stopHere(s.sigs)
+	s.con.unlock()
+	d := time.Since(stopped)
+	s.suspended += d
+	continueTree(pgid, others)
+	if s.hooks.suspended != nil {
+		s.hooks.suspended(time.Time{})
+	}
+	s.sigs.dropQueued(syscall.SIGTSTP)
+	s.log.printf("[resumed after %s]", roundDuration(d))
+	s.log.Flush()
+	if s.kb != nil {
+		s.kb.resume() // only if in the foreground again
+	}
+	return d
+}
