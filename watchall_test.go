@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,26 @@ func TestProjectNames(t *testing.T) {
 	for p, w := range want {
 		if got[p] != w {
 			t.Errorf("projectNames: %s named %q, want %q", p, got[p], w)
+		}
+	}
+}
+
+// TestFoldWords: a message folded to the width, never cut while the rows
+// hold it; a word wider than the width clipped.
+func TestFoldWords(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		width int
+		n     int
+		want  []string
+	}{
+		{"terminal too small: 40×8 at least", 24, 5, []string{"terminal too small: 40×8", "at least"}},
+		{"terminal too small: 40×8 at least", 11, 5, []string{"terminal", "too small:", "40×8 at", "least"}},
+		{"terminal too small: 40×8 at least", 11, 2, []string{"terminal", "too small:"}},
+		{"terminal too", 4, 3, []string{"ter…", "too"}},
+	} {
+		if got := foldWords(c.text, c.width, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("foldWords(%q, %d, %d) = %q, want %q", c.text, c.width, c.n, got, c.want)
 		}
 	}
 }
