@@ -389,24 +389,6 @@ func (a *allWatcher) draw() {
 // holds a frame: the title, a run's row, the hint and the footer.
 const watchAllMinCols, watchAllMinRows = 40, 8
 
-// foldWords folds text to lines of at most width columns, at most n of
-// them, a word longer than the width clipped.
-func foldWords(text string, width, n int) []string {
-	var lines []string
-	for _, word := range strings.Fields(text) {
-		last := len(lines) - 1
-		if last >= 0 && displayWidth(lines[last])+1+displayWidth(word) <= width {
-			lines[last] += " " + word
-			continue
-		}
-		if len(lines) == n {
-			break
-		}
-		lines = append(lines, clipWidth(word, width))
-	}
-	return lines
-}
-
 // render is the frame's lines at now on a cols by rows terminal; below
 // its minimum size, one line that says so.
 func (a *allWatcher) render(now time.Time, cols, rows int) []string {

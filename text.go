@@ -345,3 +345,21 @@ func outputWidth(out io.Writer) int {
 	}
 	return 0
 }
+
+// foldWords folds text to lines of at most width columns, at most n of
+// them, a word longer than the width clipped.
+func foldWords(text string, width, n int) []string {
+	var lines []string
+	for _, word := range strings.Fields(text) {
+		last := len(lines) - 1
+		if last >= 0 && displayWidth(lines[last])+1+displayWidth(word) <= width {
+			lines[last] += " " + word
+			continue
+		}
+		if len(lines) == n {
+			break
+		}
+		lines = append(lines, clipWidth(word, width))
+	}
+	return lines
+}
