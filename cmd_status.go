@@ -67,7 +67,8 @@ type statusReport struct {
 	Warning        string             `json:"warning,omitempty"`
 	Archive        string             `json:"archive,omitempty"`
 	Archived       *time.Time         `json:"archived,omitempty"`
-	Now            string             `json:"now,omitempty"` // a run in progress: what it does now
+	Now            string             `json:"now,omitempty"`       // a run in progress: what it does now
+	Suspended      bool               `json:"suspended,omitempty"` // that run is suspended (Ctrl+Z)
 	Question       *questionView      `json:"question,omitempty"`
 	Verification   *verificationState `json:"verification,omitempty"`
 	Git            *gitView           `json:"git,omitempty"` // gitstate.go
@@ -124,7 +125,7 @@ func runStatus(env *cliEnv, args []string) error {
 	}
 	r.Question, r.Verification = viewQuestion(w), m.Verification
 	if st, err := readRunState(w.statePath()); err == nil && r.Running && st.PID == r.PID && !st.Ended {
-		r.Now = st.nowLine(time.Now())
+		r.Now, r.Suspended = st.nowLine(time.Now()), !st.Suspended.IsZero()
 	}
 	if ts.HasProgress {
 		r.Progress = &progressRep{ts.Completed, ts.Total}
@@ -170,6 +171,9 @@ func runStatus(env *cliEnv, args []string) error {
 	status := sanitizeString(r.Status)
 	if r.Running {
 		status = fmt.Sprintf("%s (pid %d)", status, r.PID)
+	}
+	if r.Suspended {
+		status += ", suspended (Ctrl+Z)"
 	}
 	if r.Question != nil && !r.Question.Answered {
 		status += ", a question waits for an answer"
